@@ -1,0 +1,294 @@
+package pgsql
+
+import "strings"
+
+// Rewrite translates the PostgreSQL-only syntax that clients and their
+// catalog queries send into SQL DuckDB parses, token by token, leaving every
+// literal and comment untouched. Each rule is listed here and tested in
+// rewrite_test.go:
+//
+//  1. OPERATOR(pg_catalog.~) becomes ~ (any operator, qualified or not).
+//  2. COLLATE pg_catalog.default, COLLATE "default" and COLLATE "C" are
+//     dropped: DuckDB has no such collations and the result is the same.
+//  3. The pg_catalog. qualifier is dropped, so the name resolves through the
+//     session's search_path, which ends in DHSI's catalog shim schema.
+//  4. expr::regclass / ::regtype / ::regnamespace / ::regproc / ::regrole
+//     become function calls: a string literal is looked up to an oid
+//     (dhsi_regclass_oid('t')), anything else is shown as a name
+//     (dhsi_regclass_name(c.oid)).
+//  5. ::name and ::"char" become ::varchar.
+//  6. Regex operators with a literal pattern keep PostgreSQL's "match
+//     anywhere" meaning: DuckDB's ~ is a full match, so the pattern is wrapped
+//     as (?s).*(?:pattern).*; ~* and !~* add the case-insensitive flag.
+//
+// The result is only ever passed to DuckDB; the client's text is kept for
+// error messages.
+func Rewrite(toks []Token) []Token {
+	toks = unwrapOperators(toks)
+	out := make([]Token, 0, len(toks))
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		// Rule 2.
+		if t.Is("COLLATE") {
+			if j, ok := pgCollation(toks, i); ok {
+				i = j
+				continue
+			}
+		}
+		// Rule 3: pg_catalog . name (not the third part of a.b.c).
+		if t.Kind == Ident && strings.EqualFold(t.Text, "pg_catalog") && !prevIsDot(out) {
+			if j := nextSignificant(toks, i); j >= 0 && toks[j].Text == "." {
+				if k := nextSignificant(toks, j); k >= 0 && (toks[k].Kind == Ident || toks[k].Kind == QIdent) {
+					i = k - 1 // drop "pg_catalog" and "." (and the space between)
+					continue
+				}
+			}
+		}
+		// Rules 4 and 5: casts.
+		if t.Kind == Op && t.Text == "::" {
+			j := nextSignificant(toks, i)
+			if j >= 0 {
+				k := j
+				// skip a pg_catalog. qualifier on the type name
+				if toks[k].Kind == Ident && strings.EqualFold(toks[k].Text, "pg_catalog") {
+					if d := nextSignificant(toks, k); d >= 0 && toks[d].Text == "." {
+						if n := nextSignificant(toks, d); n >= 0 {
+							k = n
+						}
+					}
+				}
+				typ := toks[k].IdentName()
+				if fn, ok := regTypes[typ]; ok && !isArrayAfter(toks, k) {
+					start := operandStart(out)
+					if start >= 0 {
+						operand := append([]Token(nil), out[start:]...)
+						out = out[:start]
+						suffix := "_name"
+						if sig := Significant(operand); len(sig) == 1 && sig[0].Kind == String {
+							suffix = "_oid"
+						}
+						out = append(out, Token{Kind: Ident, Text: fn + suffix, Pos: t.Pos}, Token{Kind: Punct, Text: "("})
+						out = append(out, operand...)
+						out = append(out, Token{Kind: Punct, Text: ")"})
+						i = k
+						continue
+					}
+				}
+				if typ == "name" || (toks[k].Kind == QIdent && typ == "char") {
+					out = append(out, t, Token{Kind: Ident, Text: "varchar", Pos: toks[k].Pos})
+					i = k
+					continue
+				}
+				if k != j { // drop pg_catalog. on the type
+					out = append(out, t)
+					i = k - 1
+					continue
+				}
+			}
+		}
+		// Rule 6.
+		if t.Kind == Op && (t.Text == "~" || t.Text == "!~" || t.Text == "~*" || t.Text == "!~*") {
+			if j := nextSignificant(toks, i); j >= 0 && toks[j].Kind == String {
+				if lit, ok := wrapRegex(toks[j].Text, strings.HasSuffix(t.Text, "*")); ok {
+					op := "~"
+					if strings.HasPrefix(t.Text, "!") {
+						op = "!~"
+					}
+					out = append(out, Token{Kind: Op, Text: op, Pos: t.Pos}, Token{Kind: Space, Text: " "}, Token{Kind: String, Text: lit, Pos: toks[j].Pos})
+					i = j
+					continue
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// unwrapOperators applies rule 1 first, so the other rules see plain
+// operators.
+func unwrapOperators(toks []Token) []Token {
+	out := make([]Token, 0, len(toks))
+	for i := 0; i < len(toks); i++ {
+		if toks[i].Is("OPERATOR") {
+			if j, op, ok := operatorCall(toks, i); ok {
+				out = append(out, Token{Kind: Op, Text: op, Pos: toks[i].Pos})
+				i = j
+				continue
+			}
+		}
+		out = append(out, toks[i])
+	}
+	return out
+}
+
+// regTypes maps PostgreSQL's object-identifier types to the shim functions
+// that stand in for the casts.
+var regTypes = map[string]string{
+	"regclass":     "dhsi_regclass",
+	"regtype":      "dhsi_regtype",
+	"regnamespace": "dhsi_regnamespace",
+	"regproc":      "dhsi_regproc",
+	"regprocedure": "dhsi_regproc",
+	"regrole":      "dhsi_regrole",
+}
+
+func nextSignificant(toks []Token, i int) int {
+	for j := i + 1; j < len(toks); j++ {
+		if toks[j].Kind != Space && toks[j].Kind != Comment {
+			return j
+		}
+	}
+	return -1
+}
+
+func prevIsDot(out []Token) bool {
+	for j := len(out) - 1; j >= 0; j-- {
+		if out[j].Kind == Space || out[j].Kind == Comment {
+			continue
+		}
+		return out[j].Text == "."
+	}
+	return false
+}
+
+func isArrayAfter(toks []Token, k int) bool {
+	j := nextSignificant(toks, k)
+	return j >= 0 && toks[j].Text == "["
+}
+
+// operatorCall matches OPERATOR ( [schema .] op ) at toks[i] and returns the
+// index of the closing parenthesis and the operator.
+func operatorCall(toks []Token, i int) (int, string, bool) {
+	j := nextSignificant(toks, i)
+	if j < 0 || toks[j].Text != "(" {
+		return 0, "", false
+	}
+	op := ""
+	for k := j + 1; k < len(toks); k++ {
+		switch {
+		case toks[k].Kind == Space:
+		case toks[k].Text == ")":
+			return k, op, op != ""
+		case toks[k].Kind == Op:
+			op = toks[k].Text
+		case toks[k].Kind == Ident || toks[k].Text == ".":
+		default:
+			return 0, "", false
+		}
+	}
+	return 0, "", false
+}
+
+// pgCollation matches COLLATE followed by a PostgreSQL built-in collation
+// name that DuckDB lacks, and returns the index of the last token consumed.
+func pgCollation(toks []Token, i int) (int, bool) {
+	j := nextSignificant(toks, i)
+	if j < 0 {
+		return 0, false
+	}
+	if toks[j].Kind == Ident && strings.EqualFold(toks[j].Text, "pg_catalog") {
+		d := nextSignificant(toks, j)
+		if d < 0 || toks[d].Text != "." {
+			return 0, false
+		}
+		j = nextSignificant(toks, d)
+		if j < 0 {
+			return 0, false
+		}
+	}
+	switch toks[j].IdentName() {
+	case "default", "C", "POSIX", "c", "posix", "ucs_basic":
+		return j, true
+	}
+	return 0, false
+}
+
+// operandStart finds where the operand of a postfix :: cast begins in the
+// already-emitted tokens: a literal, a parameter, an identifier chain
+// (a.b.c), a parenthesised group optionally preceded by a function name, or
+// any of those followed by earlier casts (x::oid::regclass).
+func operandStart(out []Token) int {
+	j := len(out) - 1
+	skip := func() {
+		for j >= 0 && (out[j].Kind == Space || out[j].Kind == Comment) {
+			j--
+		}
+	}
+	for {
+		skip()
+		if j < 0 {
+			return -1
+		}
+		switch {
+		case out[j].Text == ")" || out[j].Text == "]":
+			depth := 0
+		match:
+			for ; j >= 0; j-- {
+				switch out[j].Text {
+				case ")", "]":
+					depth++
+				case "(", "[":
+					depth--
+				}
+				if depth == 0 {
+					break match
+				}
+			}
+			if j < 0 {
+				return -1
+			}
+			// a function name before "("
+			k := j - 1
+			for k >= 0 && out[k].Kind == Space {
+				k--
+			}
+			if k >= 0 && (out[k].Kind == Ident || out[k].Kind == QIdent) && out[j].Text == "(" {
+				j = k
+				j = chainStart(out, j)
+			}
+		case out[j].Kind == String || out[j].Kind == Number || out[j].Kind == Param:
+		case out[j].Kind == Ident || out[j].Kind == QIdent:
+			j = chainStart(out, j)
+		default:
+			return -1
+		}
+		// earlier cast: <operand> :: type <here>
+		k := j - 1
+		for k >= 0 && (out[k].Kind == Space || out[k].Kind == Comment) {
+			k--
+		}
+		if k >= 0 && out[k].Text == "::" {
+			j = k - 1
+			continue
+		}
+		return j
+	}
+}
+
+// chainStart walks back over an a.b.c identifier chain ending at out[j].
+func chainStart(out []Token, j int) int {
+	for j >= 2 && out[j-1].Text == "." && (out[j-2].Kind == Ident || out[j-2].Kind == QIdent) {
+		j -= 2
+	}
+	return j
+}
+
+// wrapRegex turns a PostgreSQL regex literal into one whose full match equals
+// the original's partial match.
+func wrapRegex(lit string, insensitive bool) (string, bool) {
+	prefix := ""
+	body := lit
+	if strings.HasPrefix(body, "E'") || strings.HasPrefix(body, "e'") {
+		prefix = body[:1]
+		body = body[1:]
+	}
+	if !strings.HasPrefix(body, "'") || !strings.HasSuffix(body, "'") || len(body) < 2 {
+		return "", false
+	}
+	flags := "(?s)"
+	if insensitive {
+		flags = "(?is)"
+	}
+	return prefix + "'" + flags + ".*(?:" + body[1:len(body)-1] + ").*'", true
+}

@@ -1,0 +1,169 @@
+// Package store owns bytes on object storage and the one primitive that every
+// correctness argument in DHSI rests on: a conditional put, i.e. a
+// compare-and-swap on an object's ETag.
+//
+// Two backends implement Store: a local directory (the embedded default,
+// package store/localfs) and S3-compatible object storage (package
+// store/s3store). Both are checked by one conformance suite,
+// store/storetest, which asserts every sentence of the Store documentation.
+//
+// Contract (each sentence is asserted by storetest):
+//
+//   - Keys are non-empty, slash-separated UTF-8 strings without a leading
+//     slash, without "." or ".." segments, without empty segments and
+//     without NUL bytes; an invalid key is rejected with ErrInvalidKey
+//     before any I/O.
+//   - Keys should not nest: while "a/b" exists, "a" may not be creatable, and
+//     the other way round, because a backend that maps keys to file paths
+//     (localfs, S3 servers on a POSIX file system) cannot hold a file and a
+//     directory of the same name. Such a backend rejects the nesting put
+//     with ErrInvalidKey and changes nothing; AWS S3 accepts it.
+//   - Get returns the whole object and its Attrs; a missing key returns
+//     ErrNotFound.
+//   - GetRange returns n bytes starting at off (fewer if the object ends
+//     sooner; n < 0 means "to the end"); off equal to the size, or n == 0,
+//     gives an empty body; off beyond the end, or negative, returns
+//     ErrInvalidRange; a missing key returns ErrNotFound.
+//   - Head returns Attrs without the body; a missing key returns ErrNotFound.
+//   - Put stores the whole content atomically: a reader sees the old object
+//     or the new one, never a part. It returns the new object's Attrs
+//     (LastModified to the store's precision, which may be one second).
+//   - Put with Cond{IfNoneMatch: true} succeeds only if no object exists at
+//     key; with Cond{IfMatch: e} only if an object exists whose ETag is e.
+//     Otherwise it returns ErrPreconditionFailed and changes nothing. Of N
+//     concurrent conditional puts that all satisfied the condition when they
+//     started, exactly one succeeds.
+//   - A put that fails with ErrPreconditionFailed or ErrInvalidKey, or
+//     because reading r failed (that error is returned, wrapped) or ctx was
+//     canceled before the put was sent, leaves nothing visible and the
+//     previous version intact. Any other error from a remote backend (a
+//     timeout, a dropped connection, a 5xx) leaves the outcome unknown: the
+//     put may have taken effect, so callers re-read rather than assume.
+//   - ETags are opaque; equal content under the same key may or may not give
+//     equal ETags, but a put that changes the content always gives a
+//     different ETag than the one it replaced. (So IfMatch does not detect
+//     an A-B-A sequence of contents; objects that are CAS'd carry a version.)
+//   - Delete removes the object. Deleting a missing key is not an error (S3
+//     semantics). Delete with Cond{IfMatch: e} removes the object only if its
+//     ETag is e; if the object exists with another ETag it returns
+//     ErrPreconditionFailed and changes nothing; if it is missing it returns
+//     ErrNotFound.
+//   - List calls fn for every object whose key starts with prefix, in
+//     ascending byte order of key, paginating internally; an error returned by
+//     fn stops the listing and is returned. Objects put before List starts and
+//     not deleted before it ends are listed exactly once.
+//   - LastModified is the store's clock, not the caller's: it is what lock
+//     staleness is judged against.
+package store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Sentinel errors. Backends translate their native errors into these, and
+// callers test with errors.Is.
+var (
+	// ErrNotFound: no object exists at the key.
+	ErrNotFound = errors.New("store: not found")
+	// ErrPreconditionFailed: a Cond did not hold (S3 412, and S3 409 on a
+	// conditional-write race).
+	ErrPreconditionFailed = errors.New("store: precondition failed")
+	// ErrInvalidKey: the key breaks the key rules above.
+	ErrInvalidKey = errors.New("store: invalid key")
+	// ErrInvalidRange: a range starts past the end of the object.
+	ErrInvalidRange = errors.New("store: invalid range")
+)
+
+// ETag identifies one version of one object. It is opaque; compare for
+// equality only. The zero value means "no ETag".
+type ETag string
+
+// Attrs describe one object.
+type Attrs struct {
+	Key          string
+	Size         int64
+	ETag         ETag
+	LastModified time.Time // the store's clock
+}
+
+// Cond is the condition of a Put or Delete. The zero value is
+// unconditional. IfMatch and IfNoneMatch are mutually exclusive.
+type Cond struct {
+	// IfMatch: the operation applies only if the object exists with this ETag.
+	IfMatch ETag
+	// IfNoneMatch: the put applies only if no object exists (create-only).
+	IfNoneMatch bool
+}
+
+// Validate reports whether c is a well-formed condition for op ("put" or
+// "delete").
+func (c Cond) Validate(op string) error {
+	if c.IfMatch != "" && c.IfNoneMatch {
+		return errors.New("store: IfMatch and IfNoneMatch are mutually exclusive")
+	}
+	if op == "delete" && c.IfNoneMatch {
+		return errors.New("store: IfNoneMatch is not a delete condition")
+	}
+	return nil
+}
+
+// Store is object storage with compare-and-swap. See the package comment for
+// the contract every implementation keeps.
+type Store interface {
+	Get(ctx context.Context, key string) (io.ReadCloser, Attrs, error)
+	GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error)
+	Head(ctx context.Context, key string) (Attrs, error)
+	Put(ctx context.Context, key string, r io.Reader, cond Cond) (Attrs, error)
+	Delete(ctx context.Context, key string, cond Cond) error
+	List(ctx context.Context, prefix string, fn func(Attrs) error) error
+	// String names the store for logs and errors, e.g. "file:///data" or
+	// "s3://bucket/prefix".
+	String() string
+}
+
+// ValidateKey enforces the key rules of the package comment.
+func ValidateKey(key string) error {
+	if key == "" || strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") {
+		return errInvalidKey(key)
+	}
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return errInvalidKey(key)
+		}
+	}
+	if strings.ContainsRune(key, 0) || !utf8.ValidString(key) {
+		return errInvalidKey(key)
+	}
+	return nil
+}
+
+func errInvalidKey(key string) error {
+	return &keyError{key: key}
+}
+
+type keyError struct{ key string }
+
+func (e *keyError) Error() string { return "store: invalid key " + quote(e.key) }
+func (e *keyError) Unwrap() error { return ErrInvalidKey }
+
+func quote(s string) string { return "\"" + strings.ReplaceAll(s, "\"", "\\\"") + "\"" }
+
+// ReadAll reads a whole object. It is a convenience for small objects
+// (manifests, locks, schemas).
+func ReadAll(ctx context.Context, s Store, key string) ([]byte, Attrs, error) {
+	rc, attrs, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, Attrs{}, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, Attrs{}, err
+	}
+	return b, attrs, nil
+}
