@@ -68,6 +68,15 @@ func TestRewrite(t *testing.T) {
 			"select dhsi_regclass_name(f(a, b))"},
 		{"::name becomes ::varchar", "select 'a'::name", "select 'a'::varchar"},
 		{"negated case-insensitive regex", "where n !~* '^pg_'", "where n !~ '(?is).*(?:^pg_).*'"},
+		{"a set-returning function's alias also names its column",
+			"FROM pg_catalog.generate_series(0, 3) s, t WHERE x = a[s]",
+			"FROM generate_series(0, 3) s(s), t WHERE x = a[s]"},
+		{"a set-returning function with column aliases is kept",
+			"FROM unnest(a) AS u(x) JOIN t ON true",
+			"FROM unnest(a) AS u(x) JOIN t ON true"},
+		{"a set-returning function followed by WHERE has no alias",
+			"FROM generate_series(1, 2) WHERE true",
+			"FROM generate_series(1, 2) WHERE true"},
 		{"literals are never rewritten", "select 'pg_catalog.pg_class::regclass'", "select 'pg_catalog.pg_class::regclass'"},
 	}
 	for _, c := range cases {

@@ -20,11 +20,14 @@ import "strings"
 //  6. Regex operators with a literal pattern keep PostgreSQL's "match
 //     anywhere" meaning: DuckDB's ~ is a full match, so the pattern is wrapped
 //     as (?s).*(?:pattern).*; ~* and !~* add the case-insensitive flag.
+//  7. A set-returning function in FROM with a bare alias names its column
+//     too, as in PostgreSQL: "generate_series(1, 3) s" becomes
+//     "generate_series(1, 3) s(s)", so "s" can be used as a value.
 //
 // The result is only ever passed to DuckDB; the client's text is kept for
 // error messages.
 func Rewrite(toks []Token) []Token {
-	toks = unwrapOperators(toks)
+	toks = aliasSetReturningFunctions(unwrapOperators(toks))
 	out := make([]Token, 0, len(toks))
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -118,6 +121,64 @@ func unwrapOperators(toks []Token) []Token {
 			}
 		}
 		out = append(out, toks[i])
+	}
+	return out
+}
+
+// setReturning are functions whose FROM-clause alias PostgreSQL also uses as
+// the column name.
+var setReturning = map[string]bool{"generate_series": true, "unnest": true, "generate_subscripts": true}
+
+// aliasKeywords may follow a FROM item and are never an alias.
+var aliasKeywords = map[string]bool{
+	"WHERE": true, "JOIN": true, "LEFT": true, "RIGHT": true, "INNER": true, "FULL": true, "CROSS": true,
+	"ON": true, "GROUP": true, "ORDER": true, "LIMIT": true, "OFFSET": true, "UNION": true, "EXCEPT": true,
+	"INTERSECT": true, "WINDOW": true, "HAVING": true, "NATURAL": true, "USING": true, "WITH": true,
+	"LATERAL": true, "FETCH": true, "FOR": true, "AS": true,
+}
+
+// aliasSetReturningFunctions applies rule 7.
+func aliasSetReturningFunctions(toks []Token) []Token {
+	out := make([]Token, 0, len(toks)+4)
+	for i := 0; i < len(toks); i++ {
+		out = append(out, toks[i])
+		if toks[i].Kind != Ident || !setReturning[strings.ToLower(toks[i].Text)] {
+			continue
+		}
+		open := nextSignificant(toks, i)
+		if open < 0 || toks[open].Text != "(" {
+			continue
+		}
+		// find the matching ")"
+		depth, end := 0, -1
+		for k := open; k < len(toks); k++ {
+			switch toks[k].Text {
+			case "(":
+				depth++
+			case ")":
+				depth--
+			}
+			if depth == 0 {
+				end = k
+				break
+			}
+		}
+		if end < 0 {
+			continue
+		}
+		a := nextSignificant(toks, end)
+		if a >= 0 && toks[a].Is("AS") {
+			a = nextSignificant(toks, a)
+		}
+		if a < 0 || toks[a].Kind != Ident || aliasKeywords[toks[a].Upper()] {
+			continue
+		}
+		if after := nextSignificant(toks, a); after >= 0 && toks[after].Text == "(" {
+			continue // already has column aliases
+		}
+		out = append(out, toks[i+1:a+1]...)
+		out = append(out, Token{Kind: Punct, Text: "("}, toks[a], Token{Kind: Punct, Text: ")"})
+		i = a
 	}
 	return out
 }

@@ -1,0 +1,81 @@
+// Command dhsi is the DHSI domain index: one binary with subcommands that
+// serve the index over the PostgreSQL protocol and maintain it on object
+// storage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type command struct {
+	name  string
+	short string
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "serve the index over the PostgreSQL protocol", runServe},
+		{"version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fmt.Fprintln(stdout, "dhsi", version)
+			return nil
+		}},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "dhsi — a domain index served over the PostgreSQL protocol\n\nUsage:\n  dhsi <command> [flags]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.short)
+	}
+	fmt.Fprintf(w, "\nRun 'dhsi <command> --help' for the flags of a command.\n")
+}
+
+// errUsage marks an error the user made on the command line (exit 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.Is(err, errUsage):
+				fmt.Fprintln(stderr, "dhsi "+c.name+":", err)
+				return 2
+			default:
+				fmt.Fprintln(stderr, "dhsi "+c.name+":", err)
+				return 1
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "dhsi: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}

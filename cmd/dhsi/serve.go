@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dhsi/dhsi/sqlserver"
+)
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fs)
+	var (
+		listen      = fs.String("listen", "127.0.0.1:5433", "PostgreSQL protocol address; a non-loopback address requires --user or --users-file")
+		memoryLimit = fs.String("duckdb-memory-limit", "", "DuckDB memory_limit, e.g. 4GB (default: DuckDB's, 80% of RAM)")
+		threads     = fs.Int("duckdb-threads", 0, "DuckDB worker threads (default: one per core)")
+		tempDir     = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/duckdb.tmp)")
+		usersFile   = fs.String("users-file", "", "file of name:password lines; enables SCRAM-SHA-256 authentication")
+		tlsCert     = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
+		tlsKey      = fs.String("tls-key", "", "TLS private key (PEM)")
+		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
+		users       multiFlag
+	)
+	fs.Var(&users, "user", "name:password of a user (repeatable); enables SCRAM-SHA-256 authentication")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: dhsi serve [flags]\n\nServes the index over the PostgreSQL protocol. With no flags it uses ./dhsi-data\nand listens on 127.0.0.1:5433 accepting any user without a password (loopback only).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	passwords := map[string]string{}
+	if *usersFile != "" {
+		m, err := sqlserver.LoadUsersFile(*usersFile)
+		if err != nil {
+			return fmt.Errorf("--users-file: %w", err)
+		}
+		passwords = m
+	}
+	for _, u := range users {
+		name, pw, ok := strings.Cut(u, ":")
+		if !ok {
+			return fmt.Errorf("%w: --user %q: want name:password", errUsage, u)
+		}
+		passwords[name] = pw
+	}
+
+	st, err := sf.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	cache, err := sf.cachePath()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return fmt.Errorf("create cache dir: %w", err)
+	}
+	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
+		Server: sqlserver.Config{Listen: *listen, Users: passwords, TLSCert: *tlsCert, TLSKey: *tlsKey},
+		Engine: sqlserver.EngineConfig{
+			Path:        filepath.Join(cache, "dhsi.duckdb"),
+			MemoryLimit: *memoryLimit,
+			Threads:     *threads,
+			TempDir:     *tempDir,
+		},
+		Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+	log.Info("dhsi serving", "store", st.String(), "postgres", srv.Addr().String(), "duckdb", filepath.Join(cache, "dhsi.duckdb"))
+	fmt.Fprintf(stdout, "dhsi %s: serving %s\n  psql -h %s -p %s\n", version, st.String(), hostOf(srv.Addr().String()), portOf(srv.Addr().String()))
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ctx) }()
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+		done := make(chan struct{})
+		go func() { srv.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			log.Warn("sessions did not end within 10s")
+		}
+		return nil
+	case err := <-errc:
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q", errUsage, level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func hostOf(addr string) string {
+	i := strings.LastIndex(addr, ":")
+	return strings.Trim(addr[:i], "[]")
+}
+
+func portOf(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }

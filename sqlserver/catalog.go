@@ -1,0 +1,85 @@
+package sqlserver
+
+import (
+	"fmt"
+	"strings"
+
+	dhsisql "github.com/dhsi/dhsi/sql"
+)
+
+// typeDisplay is format_type's name for each type (arrays add "[]").
+var typeDisplay = map[uint32]string{
+	oidBool: "boolean", oidBytea: "bytea", oidChar: `"char"`, oidName: "name", oidInt8: "bigint",
+	oidInt2: "smallint", oidInt4: "integer", oidText: "text", oidOid: "oid", oidJSON: "json",
+	oidFloat4: "real", oidFloat8: "double precision", oidUnknown: "unknown", oidVarchar: "character varying",
+	oidDate: "date", oidTime: "time without time zone", oidTimestamp: "timestamp without time zone",
+	oidTimestampTZ: "timestamp with time zone", oidInterval: "interval", oidTimeTZ: "time with time zone",
+	oidNumeric: "numeric", oidUUID: "uuid", oidJSONB: "jsonb",
+}
+
+// duckTypeOIDs maps DuckDB's type names (duckdb_columns().data_type) to the
+// OIDs colTypeOf reports on the wire; catalog_test checks the two agree.
+var duckTypeOIDs = []struct {
+	names []string
+	like  string
+	oid   uint32
+}{
+	{names: []string{"BOOLEAN"}, oid: oidBool},
+	{names: []string{"TINYINT", "SMALLINT", "UTINYINT"}, oid: oidInt2},
+	{names: []string{"INTEGER", "USMALLINT"}, oid: oidInt4},
+	{names: []string{"BIGINT", "UINTEGER"}, oid: oidInt8},
+	{names: []string{"UBIGINT", "HUGEINT", "UHUGEINT", "BIGNUM", "VARINT"}, like: "DECIMAL(%", oid: oidNumeric},
+	{names: []string{"FLOAT"}, oid: oidFloat4},
+	{names: []string{"DOUBLE"}, oid: oidFloat8},
+	{names: []string{"BLOB", "GEOMETRY"}, oid: oidBytea},
+	{names: []string{"DATE"}, oid: oidDate},
+	{names: []string{"TIME"}, oid: oidTime},
+	{names: []string{"TIME WITH TIME ZONE"}, oid: oidTimeTZ},
+	{names: []string{"TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS"}, oid: oidTimestamp},
+	{names: []string{"TIMESTAMP WITH TIME ZONE"}, oid: oidTimestampTZ},
+	{names: []string{"INTERVAL"}, oid: oidInterval},
+	{names: []string{"UUID"}, oid: oidUUID},
+	{names: []string{"VARIANT"}, like: "STRUCT(%", oid: oidJSON},
+	{like: "MAP(%", oid: oidJSON},
+	{like: "UNION(%", oid: oidJSON},
+}
+
+// versionBanner is what version() returns: clients parse the leading
+// "PostgreSQL 16.x".
+const versionBanner = "PostgreSQL " + serverVersion + " (DHSI, DuckDB) on x86_64-pc-linux-gnu, compiled by Go, 64-bit"
+
+// shimSQL returns the statements that install the catalog shim: the parts
+// generated from this package's type table first, then sql/pg_catalog.sql.
+func shimSQL() []string {
+	var rows []string
+	for _, t := range pgTypes {
+		disp := typeDisplay[t.OID]
+		if t.Elem != 0 {
+			disp = typeDisplay[t.Elem] + "[]"
+		}
+		rows = append(rows, fmt.Sprintf("(%d, %s, %d, %d, %d, %s, %s)",
+			t.OID, quoteLiteral(t.Name), t.Len, t.Elem, t.Array, quoteLiteral(t.Category), quoteLiteral(disp)))
+	}
+	var cases []string
+	for _, m := range duckTypeOIDs {
+		var conds []string
+		if len(m.names) > 0 {
+			q := make([]string, len(m.names))
+			for i, n := range m.names {
+				q[i] = quoteLiteral(n)
+			}
+			conds = append(conds, "t IN ("+strings.Join(q, ", ")+")")
+		}
+		if m.like != "" {
+			conds = append(conds, "t LIKE "+quoteLiteral(m.like))
+		}
+		cases = append(cases, fmt.Sprintf("WHEN %s THEN %d", strings.Join(conds, " OR "), m.oid))
+	}
+	out := []string{
+		"CREATE OR REPLACE TABLE dhsi_sys.pg.pg_type_base (oid BIGINT, typname VARCHAR, typlen SMALLINT, typelem BIGINT, typarray BIGINT, typcategory VARCHAR, dhsi_display VARCHAR)",
+		"INSERT INTO dhsi_sys.pg.pg_type_base VALUES " + strings.Join(rows, ", "),
+		"CREATE OR REPLACE MACRO dhsi_sys.pg.dhsi_scalar_oid(t) AS CASE " + strings.Join(cases, " ") + fmt.Sprintf(" ELSE %d END", oidText),
+		"CREATE OR REPLACE MACRO dhsi_sys.pg.version() AS " + quoteLiteral(versionBanner),
+	}
+	return append(out, dhsisql.PGCatalog()...)
+}

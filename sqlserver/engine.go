@@ -1,0 +1,198 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// EngineConfig configures the embedded DuckDB database.
+type EngineConfig struct {
+	// Path of the DuckDB database file. Empty means in-memory. DuckDB lets one
+	// process open a file, so only the server opens it; ingest and compact
+	// work on the store, never on this file.
+	Path string
+	// MemoryLimit is DuckDB's memory_limit, e.g. "4GB". Empty keeps DuckDB's
+	// default (80% of physical memory).
+	MemoryLimit string
+	// Threads is DuckDB's worker thread count; 0 keeps DuckDB's default (the
+	// number of cores).
+	Threads int
+	// TempDir is where DuckDB spills larger-than-memory work. Empty means
+	// "<Path>.tmp" for a file database and DuckDB's default otherwise.
+	TempDir string
+}
+
+// Engine is the embedded DuckDB database shared by every session.
+type Engine struct {
+	connector *duckdb.Connector
+	db        *sql.DB
+	// Name is the DuckDB catalog name of the database ("dhsi" for dhsi.duckdb,
+	// "memory" in memory); it is what current_database() returns.
+	Name string
+}
+
+// shimCatalog is the attached in-memory database that holds DHSI's
+// pg_catalog shim, and shimSchema its schema. Every session's search_path
+// ends with it, so it answers pg_catalog names without ever shadowing a
+// user's relation.
+const (
+	shimCatalog = "dhsi_sys"
+	shimSchema  = "pg"
+)
+
+// OpenEngine opens (or creates) the DuckDB database and installs the
+// PostgreSQL catalog shim.
+func OpenEngine(ctx context.Context, cfg EngineConfig, shimSQL []string) (*Engine, error) {
+	q := url.Values{}
+	if cfg.MemoryLimit != "" {
+		q.Set("memory_limit", cfg.MemoryLimit)
+	}
+	if cfg.Threads > 0 {
+		q.Set("threads", strconv.Itoa(cfg.Threads))
+	}
+	tmp := cfg.TempDir
+	if tmp == "" && cfg.Path != "" {
+		tmp = cfg.Path + ".tmp"
+	}
+	if tmp != "" {
+		q.Set("temp_directory", tmp)
+	}
+	name := "memory"
+	dsn := ""
+	if cfg.Path != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.Path), 0o755); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
+		}
+		dsn = (&url.URL{Path: cfg.Path}).String()
+		name = strings.TrimSuffix(filepath.Base(cfg.Path), filepath.Ext(cfg.Path))
+	}
+	if enc := q.Encode(); enc != "" {
+		dsn += "?" + enc
+	}
+	connector, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb %q: %w", cfg.Path, err)
+	}
+	e := &Engine{connector: connector, db: sql.OpenDB(connector), Name: name}
+	e.db.SetMaxIdleConns(1)
+	if err := e.setup(ctx, shimSQL); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) setup(ctx context.Context, shimSQL []string) error {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stmts := []string{
+		fmt.Sprintf("ATTACH IF NOT EXISTS ':memory:' AS %s", shimCatalog),
+		fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s.%s", shimCatalog, shimSchema),
+		fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s.public", quoteIdent(e.Name)),
+		fmt.Sprintf("USE %s.%s", shimCatalog, shimSchema),
+	}
+	for _, s := range stmts {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("prepare catalog shim: %w", err)
+		}
+	}
+	// DuckDB binds macros and views when they are created, so a shim object
+	// must follow the ones it uses. Rather than keep the file in dependency
+	// order by hand, install in rounds until every statement has run.
+	pending := shimSQL
+	for len(pending) > 0 {
+		var next []string
+		var firstErr error
+		for _, s := range pending {
+			if _, err := conn.ExecContext(ctx, s); err != nil {
+				next = append(next, s)
+				if firstErr == nil {
+					firstErr = fmt.Errorf("install catalog shim: %w\n%s", err, s)
+				}
+			}
+		}
+		if len(next) == len(pending) {
+			return firstErr
+		}
+		pending = next
+	}
+	return nil
+}
+
+// DB is a database/sql handle on the engine, for start-up work (UDFs, views)
+// and tests. Sessions use their own raw connections.
+func (e *Engine) DB() *sql.DB { return e.db }
+
+// connect opens a raw DuckDB connection for one client session, with the
+// session defaults applied.
+func (e *Engine) connect(ctx context.Context) (*duckdb.Conn, error) {
+	c, err := e.connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dc, ok := c.(*duckdb.Conn)
+	if !ok {
+		c.Close()
+		return nil, errors.New("duckdb connector returned an unexpected connection type")
+	}
+	for _, s := range []string{
+		fmt.Sprintf("USE %s.public", quoteIdent(e.Name)),
+		"SET search_path = " + quoteLiteral(e.searchPath(nil)),
+	} {
+		if _, err := dc.ExecContext(ctx, s, nil); err != nil {
+			dc.Close()
+			return nil, fmt.Errorf("initialise session: %w", err)
+		}
+	}
+	return dc, nil
+}
+
+// searchPath renders a client's search_path for DuckDB: the client's schemas
+// (public when it names none), then the catalog shim.
+func (e *Engine) searchPath(schemas []string) string {
+	var parts []string
+	for _, s := range schemas {
+		switch s {
+		case "", "$user", "pg_catalog":
+			continue
+		}
+		parts = append(parts, quoteIdent(s))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "public")
+	}
+	parts = append(parts, shimCatalog+"."+shimSchema)
+	return strings.Join(parts, ",")
+}
+
+// Close closes the database.
+func (e *Engine) Close() error {
+	err := e.db.Close()
+	if cerr := e.connector.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func quoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+var _ driver.Conn = (*duckdb.Conn)(nil)

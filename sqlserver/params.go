@@ -1,0 +1,302 @@
+package sqlserver
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/jeroenrinzema/psql-wire/codes"
+)
+
+// paramOIDOf maps the parameter type DuckDB inferred for a prepared
+// statement to the OID reported in ParameterDescription. Unknown types are
+// reported as text, as PostgreSQL does for untyped parameters: the client then
+// sends text and DuckDB casts it.
+func paramOIDOf(t duckdb.Type) uint32 {
+	switch t {
+	case duckdb.TYPE_BOOLEAN:
+		return oidBool
+	case duckdb.TYPE_TINYINT, duckdb.TYPE_SMALLINT, duckdb.TYPE_UTINYINT:
+		return oidInt2
+	case duckdb.TYPE_INTEGER, duckdb.TYPE_USMALLINT:
+		return oidInt4
+	case duckdb.TYPE_BIGINT, duckdb.TYPE_UINTEGER:
+		return oidInt8
+	case duckdb.TYPE_UBIGINT, duckdb.TYPE_HUGEINT, duckdb.TYPE_UHUGEINT, duckdb.TYPE_DECIMAL, duckdb.TYPE_BIGNUM:
+		return oidNumeric
+	case duckdb.TYPE_FLOAT:
+		return oidFloat4
+	case duckdb.TYPE_DOUBLE:
+		return oidFloat8
+	case duckdb.TYPE_BLOB:
+		return oidBytea
+	case duckdb.TYPE_DATE:
+		return oidDate
+	case duckdb.TYPE_TIME:
+		return oidTime
+	case duckdb.TYPE_TIME_TZ:
+		return oidTimeTZ
+	case duckdb.TYPE_TIMESTAMP, duckdb.TYPE_TIMESTAMP_S, duckdb.TYPE_TIMESTAMP_MS, duckdb.TYPE_TIMESTAMP_NS:
+		return oidTimestamp
+	case duckdb.TYPE_TIMESTAMP_TZ:
+		return oidTimestampTZ
+	case duckdb.TYPE_INTERVAL:
+		return oidInterval
+	case duckdb.TYPE_UUID:
+		return oidUUID
+	}
+	return oidText
+}
+
+// decodeParam turns one Bind parameter into a Go value duckdb-go binds.
+// Values whose DuckDB binding would lose information (dates, timestamps,
+// numerics) are passed as their canonical text and cast by DuckDB to the
+// parameter's type, which is exact.
+func decodeParam(oid uint32, format int16, data []byte) (any, error) {
+	if data == nil {
+		return nil, nil
+	}
+	if format == 0 {
+		return decodeTextParam(oid, string(data))
+	}
+	if format != 1 {
+		return nil, pgErrorf(codes.ProtocolViolation, "unsupported parameter format code %d", format)
+	}
+	bad := func() error {
+		return pgErrorf(codes.InvalidBinaryRepresentation, "invalid binary value of %d bytes for parameter type oid %d", len(data), oid)
+	}
+	fixed := func(n int) bool { return len(data) == n }
+	switch oid {
+	case oidBool:
+		if !fixed(1) {
+			return nil, bad()
+		}
+		return data[0] != 0, nil
+	case oidInt2:
+		if !fixed(2) {
+			return nil, bad()
+		}
+		return int64(int16(binary.BigEndian.Uint16(data))), nil
+	case oidInt4:
+		if !fixed(4) {
+			return nil, bad()
+		}
+		return int64(int32(binary.BigEndian.Uint32(data))), nil
+	case oidOid:
+		if !fixed(4) {
+			return nil, bad()
+		}
+		return int64(binary.BigEndian.Uint32(data)), nil
+	case oidInt8:
+		if !fixed(8) {
+			return nil, bad()
+		}
+		return int64(binary.BigEndian.Uint64(data)), nil
+	case oidFloat4:
+		if !fixed(4) {
+			return nil, bad()
+		}
+		return float64(math.Float32frombits(binary.BigEndian.Uint32(data))), nil
+	case oidFloat8:
+		if !fixed(8) {
+			return nil, bad()
+		}
+		return math.Float64frombits(binary.BigEndian.Uint64(data)), nil
+	case oidBytea:
+		return append([]byte(nil), data...), nil
+	case oidText, oidVarchar, oidName, oidChar, oidJSON, oidUnknown, 0:
+		return string(data), nil
+	case oidJSONB:
+		if len(data) < 1 || data[0] != 1 {
+			return nil, bad()
+		}
+		return string(data[1:]), nil
+	case oidUUID:
+		if !fixed(16) {
+			return nil, bad()
+		}
+		s, _ := uuidString(data)
+		return s, nil
+	case oidDate:
+		if !fixed(4) {
+			return nil, bad()
+		}
+		days := int32(binary.BigEndian.Uint32(data))
+		return string(appendBC(appendDate(nil, pgEpoch.AddDate(0, 0, int(days))), pgEpoch.AddDate(0, 0, int(days)))), nil
+	case oidTime:
+		if !fixed(8) {
+			return nil, bad()
+		}
+		us := int64(binary.BigEndian.Uint64(data))
+		return string(appendClock(nil, time.UnixMicro(us).UTC())), nil
+	case oidTimestamp, oidTimestampTZ:
+		if !fixed(8) {
+			return nil, bad()
+		}
+		us := int64(binary.BigEndian.Uint64(data))
+		t := pgEpoch.Add(time.Duration(us) * time.Microsecond)
+		b := appendClock(append(appendDate(nil, t), ' '), t)
+		if oid == oidTimestampTZ {
+			b = append(b, "+00"...)
+		}
+		return string(appendBC(b, t)), nil
+	case oidInterval:
+		if !fixed(16) {
+			return nil, bad()
+		}
+		return duckdb.Interval{
+			Micros: int64(binary.BigEndian.Uint64(data)),
+			Days:   int32(binary.BigEndian.Uint32(data[8:])),
+			Months: int32(binary.BigEndian.Uint32(data[12:])),
+		}, nil
+	case oidNumeric:
+		s, err := decodeNumericBinary(data)
+		if err != nil {
+			return nil, bad()
+		}
+		return s, nil
+	}
+	if pt, ok := pgTypeByOID(oid); ok && pt.Elem != 0 {
+		return decodeArrayBinary(data)
+	}
+	return nil, pgErrorf(codes.FeatureNotSupported, "binary parameters of type oid %d are not supported; send them in text format", oid)
+}
+
+func decodeTextParam(oid uint32, s string) (any, error) {
+	switch oid {
+	case oidBytea:
+		if strings.HasPrefix(s, `\x`) {
+			b, err := hex.DecodeString(s[2:])
+			if err != nil {
+				return nil, pgErrorf(codes.InvalidTextRepresentation, "invalid hexadecimal data in bytea parameter")
+			}
+			return b, nil
+		}
+		return []byte(s), nil
+	case oidBool:
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "t", "true", "y", "yes", "on", "1":
+			return true, nil
+		case "f", "false", "n", "no", "off", "0":
+			return false, nil
+		}
+		return nil, pgErrorf(codes.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", s)
+	case oidInt2, oidInt4, oidInt8, oidOid:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return nil, pgErrorf(codes.InvalidTextRepresentation, "invalid input syntax for type integer: %q", s)
+		}
+		return n, nil
+	case oidFloat4, oidFloat8:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return nil, pgErrorf(codes.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
+		}
+		return f, nil
+	}
+	return s, nil
+}
+
+// decodeNumericBinary renders PostgreSQL's binary numeric as a decimal
+// string.
+func decodeNumericBinary(b []byte) (string, error) {
+	if len(b) < 8 {
+		return "", fmt.Errorf("short numeric")
+	}
+	ndigits := int(binary.BigEndian.Uint16(b))
+	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
+	sign := binary.BigEndian.Uint16(b[4:])
+	dscale := int(binary.BigEndian.Uint16(b[6:]))
+	if len(b) != 8+2*ndigits {
+		return "", fmt.Errorf("bad numeric length")
+	}
+	switch sign {
+	case 0xC000:
+		return "NaN", nil
+	case 0xD000:
+		return "Infinity", nil
+	case 0xF000:
+		return "-Infinity", nil
+	}
+	digits := make([]int, ndigits)
+	for i := range digits {
+		digits[i] = int(binary.BigEndian.Uint16(b[8+2*i:]))
+	}
+	var sb strings.Builder
+	if sign == 0x4000 {
+		sb.WriteByte('-')
+	}
+	// integer part: groups 0..weight
+	if weight < 0 {
+		sb.WriteByte('0')
+	} else {
+		for i := 0; i <= weight; i++ {
+			d := 0
+			if i < ndigits {
+				d = digits[i]
+			}
+			if i == 0 {
+				sb.WriteString(strconv.Itoa(d))
+			} else {
+				fmt.Fprintf(&sb, "%04d", d)
+			}
+		}
+	}
+	if dscale > 0 {
+		var frac strings.Builder
+		for i := weight + 1; frac.Len() < dscale; i++ {
+			d := 0
+			if i >= 0 && i < ndigits {
+				d = digits[i]
+			}
+			fmt.Fprintf(&frac, "%04d", d)
+		}
+		sb.WriteByte('.')
+		sb.WriteString(frac.String()[:dscale])
+	}
+	return sb.String(), nil
+}
+
+// decodeArrayBinary decodes a one-dimensional binary array into []any.
+func decodeArrayBinary(b []byte) (any, error) {
+	if len(b) < 12 {
+		return nil, pgErrorf(codes.InvalidBinaryRepresentation, "short binary array")
+	}
+	ndim := int(binary.BigEndian.Uint32(b))
+	elemOID := binary.BigEndian.Uint32(b[8:])
+	if ndim == 0 {
+		return []any{}, nil
+	}
+	if ndim != 1 || len(b) < 20 {
+		return nil, pgErrorf(codes.FeatureNotSupported, "only one-dimensional array parameters are supported")
+	}
+	n := int(binary.BigEndian.Uint32(b[12:]))
+	p := 20
+	out := make([]any, 0, n)
+	for i := 0; i < n; i++ {
+		if p+4 > len(b) {
+			return nil, pgErrorf(codes.InvalidBinaryRepresentation, "truncated binary array")
+		}
+		l := int(int32(binary.BigEndian.Uint32(b[p:])))
+		p += 4
+		if l < 0 {
+			out = append(out, nil)
+			continue
+		}
+		if p+l > len(b) {
+			return nil, pgErrorf(codes.InvalidBinaryRepresentation, "truncated binary array")
+		}
+		v, err := decodeParam(elemOID, 1, b[p:p+l])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		p += l
+	}
+	return out, nil
+}

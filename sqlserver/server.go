@@ -1,0 +1,374 @@
+package sqlserver
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jeroenrinzema/psql-wire/codes"
+)
+
+// Config configures the PostgreSQL-wire server.
+type Config struct {
+	// Listen is the TCP address, default 127.0.0.1:5433.
+	Listen string
+	// Users maps user names to passwords. Empty means trust: any user and
+	// database name is accepted without a password, which is allowed only on
+	// a loopback address (like PostgreSQL's local trust).
+	Users map[string]string
+	// TLSCert and TLSKey enable TLS (sslmode=require and stronger).
+	TLSCert, TLSKey string
+	// MaxConnections bounds concurrent sessions (default 100).
+	MaxConnections int
+}
+
+// Defaults fills unset fields.
+func (c *Config) Defaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:5433"
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = 100
+	}
+}
+
+// Validate enforces the security defaults: a server reachable from other
+// machines must ask for passwords.
+func (c *Config) Validate() error {
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", c.Listen, err)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if !isLoopback(host) && len(c.Users) == 0 {
+		return fmt.Errorf("refusing to listen on %q without passwords: configure users (--user or --users-file), or listen on 127.0.0.1", c.Listen)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Server accepts PostgreSQL-protocol connections and runs each session on
+// its own DuckDB connection.
+type Server struct {
+	cfg    Config
+	engine *Engine
+	log    *slog.Logger
+	users  *Users
+	tls    *tls.Config
+
+	mu       sync.Mutex
+	ln       net.Listener
+	sessions map[uint32]*session // by backend pid; protected by mu
+	conns    map[net.Conn]struct{}
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// New builds a server on an open engine.
+func New(cfg Config, engine *Engine, log *slog.Logger) (*Server, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, engine: engine, log: log, sessions: map[uint32]*session{}, conns: map[net.Conn]struct{}{}}
+	if len(cfg.Users) > 0 {
+		u, err := NewUsers(cfg.Users)
+		if err != nil {
+			return nil, err
+		}
+		s.users = u
+	}
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("load TLS key pair: %w", err)
+		}
+		s.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return s, nil
+}
+
+// Listen binds the configured address; Addr then reports it (useful with
+// port 0).
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	return nil
+}
+
+// Addr is the bound address.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Serve accepts connections until Close.
+func (s *Server) Serve(ctx context.Context) error {
+	if s.Addr() == nil {
+		if err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	s.log.Info("listening", "addr", s.Addr().String(), "auth", s.authMode(), "tls", s.tls != nil)
+	for {
+		conn, err := s.ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			conn.Close()
+			return nil
+		}
+		s.conns[conn] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			defer func() {
+				s.mu.Lock()
+				delete(s.conns, conn)
+				s.mu.Unlock()
+				conn.Close()
+			}()
+			if err := s.handle(ctx, conn); err != nil && !errors.Is(err, errAuthFailed) {
+				s.log.Debug("connection ended", "remote", conn.RemoteAddr().String(), "err", err)
+			}
+		}()
+	}
+}
+
+func (s *Server) authMode() string {
+	if s.users.Len() > 0 {
+		return "scram-sha-256"
+	}
+	return "trust"
+}
+
+// Close stops accepting, interrupts running statements, closes every
+// connection and waits for the sessions to end.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for _, sess := range s.sessions {
+		sess.cancelRunning()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// handle runs the start-up phase of one connection, then its session.
+func (s *Server) handle(ctx context.Context, conn net.Conn) error {
+	be := pgproto3.NewBackend(conn, conn)
+	var startup *pgproto3.StartupMessage
+	for startup == nil {
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		msg, err := be.ReceiveStartupMessage()
+		if err != nil {
+			return err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if s.tls == nil {
+				if _, err := conn.Write([]byte{'N'}); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := conn.Write([]byte{'S'}); err != nil {
+				return err
+			}
+			tconn := tls.Server(conn, s.tls)
+			if err := tconn.HandshakeContext(ctx); err != nil {
+				return fmt.Errorf("tls handshake: %w", err)
+			}
+			conn = tconn
+			be = pgproto3.NewBackend(conn, conn)
+		case *pgproto3.GSSEncRequest:
+			if _, err := conn.Write([]byte{'N'}); err != nil {
+				return err
+			}
+		case *pgproto3.CancelRequest:
+			s.cancel(m.ProcessID, m.SecretKey)
+			return nil
+		case *pgproto3.StartupMessage:
+			startup = m
+		default:
+			return fmt.Errorf("unexpected start-up message %T", msg)
+		}
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	fatal := func(code codes.Code, format string, args ...any) error {
+		e := &Error{Severity: "FATAL", Code: code, Message: fmt.Sprintf(format, args...)}
+		be.Send(e.response())
+		_ = be.Flush()
+		return e
+	}
+	user := startup.Parameters["user"]
+	if user == "" {
+		return fatal(codes.InvalidAuthorizationSpecification, "no PostgreSQL user name specified in startup packet")
+	}
+	dbname := startup.Parameters["database"]
+	if dbname == "" {
+		dbname = user
+	}
+	if s.users.Len() > 0 {
+		if err := s.users.authenticate(be, user); err != nil {
+			return err
+		}
+	}
+	be.Send(&pgproto3.AuthenticationOk{})
+
+	s.mu.Lock()
+	if len(s.sessions) >= s.cfg.MaxConnections {
+		s.mu.Unlock()
+		return fatal(codes.TooManyConnections, "sorry, too many clients already")
+	}
+	sess := &session{
+		srv:      s,
+		conn:     conn,
+		be:       be,
+		user:     user,
+		dbname:   dbname,
+		settings: newSettings(user),
+		tx:       txIdle,
+		stmts:    map[string]*prepared{},
+		portals:  map[string]*portal{},
+		log:      s.log.With("user", user),
+	}
+	for {
+		sess.pid = rand.Uint32N(1<<31-1) + 1
+		if _, taken := s.sessions[sess.pid]; !taken {
+			break
+		}
+	}
+	sess.secret = rand.Uint32()
+	s.sessions[sess.pid] = sess
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.sessions, sess.pid)
+		s.mu.Unlock()
+	}()
+
+	duck, err := s.engine.connect(ctx)
+	if err != nil {
+		return fatal(codes.Internal, "open session: %v", err)
+	}
+	sess.duck = duck
+	// start-up parameters a client sends (client_encoding, DateStyle,
+	// TimeZone, application_name, options=-c name=value, ...)
+	for name, value := range startupSettings(startup.Parameters) {
+		if err := sess.setParam(ctx, name, value); err != nil {
+			pe := toPGError(err)
+			if name == "client_encoding" {
+				duck.Close()
+				return fatal(pe.Code, "%s", pe.Message)
+			}
+			sess.notice("WARNING", pe.Code, pe.Message)
+		}
+	}
+	// drop the ParameterStatus messages setParam queued: the full list follows
+	for _, kv := range sess.settings.reported() {
+		be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
+	}
+	be.Send(&pgproto3.BackendKeyData{ProcessID: sess.pid, SecretKey: binary.BigEndian.AppendUint32(nil, sess.secret)})
+	return sess.serve(ctx)
+}
+
+// startupSettings extracts run-time parameters from a StartupMessage,
+// including "-c name=value" in options.
+func startupSettings(params map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range params {
+		switch k {
+		case "user", "database", "replication", "options":
+			continue
+		}
+		out[k] = v
+	}
+	fields := strings.Fields(params["options"])
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		switch {
+		case f == "-c" && i+1 < len(fields):
+			i++
+			f = fields[i]
+		case strings.HasPrefix(f, "--"):
+			f = f[2:]
+		case strings.HasPrefix(f, "-c"):
+			f = f[2:]
+		default:
+			continue
+		}
+		if k, v, ok := strings.Cut(f, "="); ok {
+			out[strings.ReplaceAll(k, "-", "_")] = v
+		}
+	}
+	return out
+}
+
+// cancel handles a CancelRequest: it interrupts the statement the matching
+// session is running. A wrong key is ignored silently, as in PostgreSQL.
+func (s *Server) cancel(pid uint32, key []byte) {
+	if len(key) != 4 {
+		return
+	}
+	s.mu.Lock()
+	sess, ok := s.sessions[pid]
+	s.mu.Unlock()
+	if ok && equalSecret(sess.secret, binary.BigEndian.Uint32(key)) {
+		s.log.Info("cancel request", "pid", pid)
+		sess.cancelRunning()
+	}
+}
+

@@ -1,0 +1,740 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jeroenrinzema/psql-wire/codes"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// Transaction status bytes of ReadyForQuery.
+const (
+	txIdle   = 'I'
+	txActive = 'T'
+	txFailed = 'E'
+)
+
+// flushEvery bounds how many DataRows are buffered before a flush, so a large
+// result streams with bounded memory.
+const flushEvery = 256
+
+// session is one client connection. Its fields are touched only by the
+// connection's goroutine, except running (protected by mu), which the cancel
+// path reads.
+type session struct {
+	srv    *Server
+	conn   net.Conn
+	be     *pgproto3.Backend
+	log    *slog.Logger
+	pid    uint32
+	secret uint32
+	user   string
+	dbname string
+
+	duck     *duckdb.Conn
+	settings *settings
+	tx       byte // txIdle, txActive, txFailed
+
+	stmts   map[string]*prepared
+	portals map[string]*portal
+	// skipTillSync: an extended-protocol error happened; discard messages
+	// until Sync, as PostgreSQL does.
+	skipTillSync bool
+
+	mu      sync.Mutex
+	running context.CancelFunc // cancels the statement in flight; protected by mu
+}
+
+// prepared is a parsed statement: either a DuckDB prepared statement or one
+// the session answers itself.
+type prepared struct {
+	name      string
+	class     classified
+	duckSQL   string
+	stmt      *duckdb.Stmt // nil unless class.kind == kindDuck
+	paramOIDs []uint32
+	cols      []column
+	// returnsRows: executing yields a result set (and a RowDescription).
+	returnsRows bool
+	// dml: a DuckDB INSERT/UPDATE/DELETE without RETURNING, which reports a
+	// count rather than rows.
+	dml    bool
+	refs   int  // portals bound to this statement
+	closed bool // closed by the client; the DuckDB statement is released when refs drops to 0
+	busy   bool // a portal holds an open result on stmt
+}
+
+type column struct {
+	name string
+	typ  colType
+}
+
+// portal is a bound statement, possibly suspended mid-result.
+type portal struct {
+	name    string
+	stmt    *prepared
+	params  []driver.NamedValue
+	formats []int16
+	// open result of a suspended portal
+	rows   driver.Rows
+	own    *duckdb.Stmt // a private DuckDB statement when stmt.stmt was busy
+	cancel context.CancelFunc
+	sent    int64 // rows sent in total
+	resumed int64 // rows sent since the current Execute began
+	bound   bool  // counted in stmt.refs (a Bind, not a simple query)
+	done    bool
+	tag     string
+}
+
+func (s *session) send(msg pgproto3.BackendMessage) { s.be.Send(msg) }
+
+// serve runs the message loop until the client leaves or the connection
+// breaks.
+func (s *session) serve(ctx context.Context) error {
+	defer s.closeAll()
+	s.readyForQuery()
+	if err := s.be.Flush(); err != nil {
+		return err
+	}
+	for {
+		msg, err := s.be.Receive()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if s.skipTillSync {
+			switch msg.(type) {
+			case *pgproto3.Sync, *pgproto3.Terminate:
+			default:
+				continue
+			}
+		}
+		switch m := msg.(type) {
+		case *pgproto3.Query:
+			s.simpleQuery(ctx, m.String)
+			s.readyForQuery()
+		case *pgproto3.Parse:
+			s.extended(s.parse(ctx, m))
+		case *pgproto3.Bind:
+			s.extended(s.bind(m))
+		case *pgproto3.Describe:
+			s.extended(s.describe(m))
+		case *pgproto3.Execute:
+			s.extended(s.execute(ctx, m))
+		case *pgproto3.Close:
+			s.extended(s.closeObject(m))
+		case *pgproto3.Sync:
+			s.skipTillSync = false
+			if s.tx == txIdle {
+				// end of the implicit transaction: its portals go with it
+				s.closePortals()
+			}
+			s.readyForQuery()
+		case *pgproto3.Flush:
+		case *pgproto3.Terminate:
+			return nil
+		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+			// stray copy messages after a failed COPY are ignored, as in PostgreSQL
+		case *pgproto3.FunctionCall:
+			s.extended(pgErrorf(codes.FeatureNotSupported, "the fast-path function call interface is not supported"))
+		default:
+			s.sendError(pgErrorf(codes.ProtocolViolation, "unexpected message %T", msg))
+		}
+		// Flush after every message: extended-protocol clients that send
+		// Flush instead of Sync wait for the answers.
+		if err := s.be.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+// extended reports an extended-protocol error and starts skipping to Sync.
+func (s *session) extended(err error) {
+	if err == nil {
+		return
+	}
+	s.sendError(err)
+	s.skipTillSync = true
+}
+
+func (s *session) sendError(err error) {
+	pe := toPGError(err)
+	if pe.Severity == "" || pe.Severity == "ERROR" {
+		if s.tx == txActive {
+			s.tx = txFailed
+		}
+	}
+	if pe.Code == codes.Internal {
+		s.log.Warn("internal error", "err", err)
+	}
+	s.send(pe.response())
+}
+
+func (s *session) notice(severity string, code codes.Code, msg string) {
+	s.send(&pgproto3.NoticeResponse{Severity: severity, SeverityUnlocalized: severity, Code: string(code), Message: msg})
+}
+
+func (s *session) readyForQuery() {
+	s.send(&pgproto3.ReadyForQuery{TxStatus: s.tx})
+}
+
+// ---- simple query ----
+
+func (s *session) simpleQuery(ctx context.Context, query string) {
+	stmts := pgsql.Split(query)
+	if len(stmts) == 0 {
+		s.send(&pgproto3.EmptyQueryResponse{})
+		return
+	}
+	// PostgreSQL runs the statements of one Query message in one implicit
+	// transaction: a failure rolls back the earlier ones. Do the same unless
+	// the client manages transactions itself.
+	implicit := false
+	if len(stmts) > 1 && s.tx == txIdle {
+		implicit = true
+		for _, st := range stmts {
+			if isTxControl(st) {
+				implicit = false
+			}
+		}
+	}
+	if implicit {
+		if _, err := s.duck.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
+			s.sendError(err)
+			return
+		}
+	}
+	failed := false
+	for i, st := range stmts {
+		p, err := s.prepare(ctx, "", st, nil)
+		if err == nil {
+			if p.returnsRows {
+				s.send(s.rowDescription(p.cols, nil))
+			}
+			pt := &portal{stmt: p}
+			err = s.run(ctx, pt, 0)
+			s.closePortal(pt)
+		}
+		if p != nil {
+			s.releaseStatement(p)
+		}
+		if err != nil {
+			s.sendError(err)
+			failed = true
+			break
+		}
+		if i%16 == 15 {
+			_ = s.be.Flush()
+		}
+	}
+	if implicit {
+		end := "COMMIT"
+		if failed {
+			end = "ROLLBACK"
+		}
+		if _, err := s.duck.ExecContext(ctx, end, nil); err != nil && !failed {
+			s.sendError(err)
+		}
+	}
+}
+
+func isTxControl(st pgsql.Statement) bool {
+	toks := st.Significant()
+	if len(toks) == 0 {
+		return false
+	}
+	switch toks[0].Upper() {
+	case "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT":
+		return true
+	}
+	return false
+}
+
+// ---- extended query ----
+
+func (s *session) parse(ctx context.Context, m *pgproto3.Parse) error {
+	if m.Name != "" {
+		if _, exists := s.stmts[m.Name]; exists {
+			return pgErrorf(codes.DuplicatePreparedStatement, "prepared statement %q already exists", m.Name)
+		}
+	}
+	stmts := pgsql.Split(m.Query)
+	if len(stmts) > 1 {
+		return pgErrorf(codes.Syntax, "cannot insert multiple commands into a prepared statement")
+	}
+	var st pgsql.Statement
+	if len(stmts) == 1 {
+		st = stmts[0]
+	}
+	oids := append([]uint32(nil), m.ParameterOIDs...)
+	p, err := s.prepare(ctx, m.Name, st, oids)
+	if err != nil {
+		return err
+	}
+	if old, ok := s.stmts[m.Name]; ok { // unnamed statement is replaced
+		delete(s.stmts, m.Name)
+		old.closed = true
+		s.releaseStatement(old)
+	}
+	s.stmts[m.Name] = p
+	s.send(&pgproto3.ParseComplete{})
+	return nil
+}
+
+func (s *session) bind(m *pgproto3.Bind) error {
+	p, ok := s.stmts[m.PreparedStatement]
+	if !ok {
+		return pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", m.PreparedStatement)
+	}
+	if m.DestinationPortal != "" {
+		if _, exists := s.portals[m.DestinationPortal]; exists {
+			return pgErrorf(codes.DuplicateCursor, "portal %q already exists", m.DestinationPortal)
+		}
+	}
+	if len(m.Parameters) != len(p.paramOIDs) {
+		return pgErrorf(codes.ProtocolViolation, "bind message supplies %d parameters, but prepared statement %q requires %d",
+			len(m.Parameters), m.PreparedStatement, len(p.paramOIDs))
+	}
+	params := make([]driver.NamedValue, len(m.Parameters))
+	for i, data := range m.Parameters {
+		format := int16(0)
+		switch len(m.ParameterFormatCodes) {
+		case 0:
+		case 1:
+			format = m.ParameterFormatCodes[0]
+		default:
+			if i < len(m.ParameterFormatCodes) {
+				format = m.ParameterFormatCodes[i]
+			}
+		}
+		v, err := decodeParam(p.paramOIDs[i], format, data)
+		if err != nil {
+			return err
+		}
+		params[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	if old, ok := s.portals[m.DestinationPortal]; ok { // unnamed portal is replaced
+		s.closePortal(old)
+	}
+	pt := &portal{name: m.DestinationPortal, stmt: p, params: params, formats: append([]int16(nil), m.ResultFormatCodes...), bound: true}
+	p.refs++
+	s.portals[m.DestinationPortal] = pt
+	s.send(&pgproto3.BindComplete{})
+	return nil
+}
+
+func (s *session) describe(m *pgproto3.Describe) error {
+	switch m.ObjectType {
+	case 'S':
+		p, ok := s.stmts[m.Name]
+		if !ok {
+			return pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", m.Name)
+		}
+		s.send(&pgproto3.ParameterDescription{ParameterOIDs: p.paramOIDs})
+		if p.returnsRows {
+			s.send(s.rowDescription(p.cols, nil))
+		} else {
+			s.send(&pgproto3.NoData{})
+		}
+	case 'P':
+		pt, ok := s.portals[m.Name]
+		if !ok {
+			return pgErrorf(codes.InvalidCursorName, "portal %q does not exist", m.Name)
+		}
+		if pt.stmt.returnsRows {
+			s.send(s.rowDescription(pt.stmt.cols, pt.formats))
+		} else {
+			s.send(&pgproto3.NoData{})
+		}
+	default:
+		return pgErrorf(codes.ProtocolViolation, "invalid DESCRIBE message subtype %d", m.ObjectType)
+	}
+	return nil
+}
+
+func (s *session) execute(ctx context.Context, m *pgproto3.Execute) error {
+	pt, ok := s.portals[m.Portal]
+	if !ok {
+		return pgErrorf(codes.InvalidCursorName, "portal %q does not exist", m.Portal)
+	}
+	err := s.run(ctx, pt, int64(m.MaxRows))
+	if err != nil {
+		s.closePortalResult(pt)
+	}
+	return err
+}
+
+func (s *session) closeObject(m *pgproto3.Close) error {
+	switch m.ObjectType {
+	case 'S':
+		if p, ok := s.stmts[m.Name]; ok {
+			delete(s.stmts, m.Name)
+			p.closed = true
+			for _, pt := range s.portals {
+				if pt.stmt == p {
+					s.closePortal(pt)
+				}
+			}
+			s.releaseStatement(p)
+		}
+	case 'P':
+		if pt, ok := s.portals[m.Name]; ok {
+			s.closePortal(pt)
+		}
+	default:
+		return pgErrorf(codes.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType)
+	}
+	s.send(&pgproto3.CloseComplete{})
+	return nil
+}
+
+// ---- preparing ----
+
+func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, oids []uint32) (*prepared, error) {
+	c := classify(st)
+	p := &prepared{name: name, class: c}
+	switch c.kind {
+	case kindShow:
+		p.returnsRows = true
+		if c.param == "all" {
+			p.cols = []column{{name: "name", typ: textCol}, {name: "setting", typ: textCol}, {name: "description", typ: textCol}}
+		} else {
+			p.cols = []column{{name: c.param, typ: textCol}}
+		}
+	case kindDuck:
+		p.duckSQL = pgsql.Join(pgsql.Rewrite(st.Tokens))
+		stmt, err := s.duck.PrepareContext(ctx, p.duckSQL)
+		if err != nil {
+			return nil, err
+		}
+		p.stmt = stmt.(*duckdb.Stmt)
+		if err := p.describeDuck(oids); err != nil {
+			p.stmt.Close()
+			return nil, err
+		}
+	}
+	if p.paramOIDs == nil {
+		p.paramOIDs = oids
+		if p.paramOIDs == nil {
+			p.paramOIDs = []uint32{}
+		}
+	}
+	return p, nil
+}
+
+// describeDuck fills parameter and result types from the DuckDB prepared
+// statement.
+func (p *prepared) describeDuck(clientOIDs []uint32) error {
+	n := p.stmt.NumInput()
+	p.paramOIDs = make([]uint32, n)
+	for i := 0; i < n; i++ {
+		if i < len(clientOIDs) && clientOIDs[i] != 0 {
+			p.paramOIDs[i] = clientOIDs[i]
+			continue
+		}
+		t, err := p.stmt.ParamType(i + 1)
+		if err != nil {
+			t = duckdb.TYPE_INVALID
+		}
+		p.paramOIDs[i] = paramOIDOf(t)
+	}
+	st, _ := p.stmt.StatementType()
+	count, err := p.stmt.ColumnCount()
+	if err != nil {
+		return err
+	}
+	cols := make([]column, count)
+	for i := range cols {
+		name, _ := p.stmt.ColumnName(i)
+		info, err := p.stmt.ColumnTypeInfo(i)
+		if err != nil {
+			info = nil
+		}
+		cols[i] = column{name: name, typ: colTypeOf(info)}
+	}
+	switch st {
+	case duckdb.STATEMENT_TYPE_SELECT, duckdb.STATEMENT_TYPE_EXPLAIN, duckdb.STATEMENT_TYPE_PRAGMA,
+		duckdb.STATEMENT_TYPE_CALL, duckdb.STATEMENT_TYPE_RELATION, duckdb.STATEMENT_TYPE_EXECUTE,
+		duckdb.STATEMENT_TYPE_LOGICAL_PLAN:
+		p.returnsRows = count > 0
+	case duckdb.STATEMENT_TYPE_INSERT, duckdb.STATEMENT_TYPE_UPDATE, duckdb.STATEMENT_TYPE_DELETE:
+		// without RETURNING DuckDB reports a single "Count" column
+		if count == 1 && cols[0].name == "Count" {
+			p.dml = true
+		} else {
+			p.returnsRows = count > 0
+		}
+	}
+	if p.returnsRows {
+		p.cols = cols
+	}
+	return nil
+}
+
+func (s *session) rowDescription(cols []column, formats []int16) *pgproto3.RowDescription {
+	fields := make([]pgproto3.FieldDescription, len(cols))
+	for i, c := range cols {
+		fields[i] = pgproto3.FieldDescription{
+			Name:         []byte(c.name),
+			DataTypeOID:  c.typ.OID,
+			DataTypeSize: c.typ.Len,
+			TypeModifier: c.typ.Typmod,
+			Format:       formatFor(formats, i),
+		}
+	}
+	return &pgproto3.RowDescription{Fields: fields}
+}
+
+func formatFor(formats []int16, i int) int16 {
+	switch len(formats) {
+	case 0:
+		return 0
+	case 1:
+		return formats[0]
+	}
+	if i < len(formats) {
+		return formats[i]
+	}
+	return 0
+}
+
+// ---- executing ----
+
+// run executes (or resumes) a portal, sending at most maxRows rows when
+// maxRows > 0, then PortalSuspended or CommandComplete.
+func (s *session) run(ctx context.Context, pt *portal, maxRows int64) error {
+	p := pt.stmt
+	if pt.done {
+		// PostgreSQL answers a re-executed, completed portal with an empty result
+		s.send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+		return nil
+	}
+	if s.tx == txFailed && p.class.kind != kindRollback && p.class.kind != kindCommit && p.class.kind != kindEmpty {
+		return pgErrorf(codes.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	switch p.class.kind {
+	case kindEmpty:
+		s.send(&pgproto3.EmptyQueryResponse{})
+		return nil
+	case kindDuck:
+		return s.runDuck(ctx, pt, maxRows)
+	}
+	tag, rows, err := s.runSessionStatement(ctx, p.class)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		vals := make([][]byte, len(r))
+		for i, v := range r {
+			vals[i] = []byte(v)
+		}
+		s.send(&pgproto3.DataRow{Values: vals})
+	}
+	s.complete(pt, tag)
+	return nil
+}
+
+func (s *session) complete(pt *portal, tag string) {
+	pt.done, pt.tag = true, tag
+	s.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+}
+
+// statementContext derives the context of one statement: cancellable by a
+// CancelRequest and bounded by statement_timeout.
+func (s *session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	var cancel context.CancelFunc
+	if ms, _ := s.settings.get("statement_timeout"); ms != "0" && ms != "" {
+		d, _ := strconv.ParseInt(ms, 10, 64)
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(d)*time.Millisecond)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	s.mu.Lock()
+	s.running = cancel
+	s.mu.Unlock()
+	return ctx, func() {
+		s.mu.Lock()
+		s.running = nil
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancelRunning interrupts the statement in flight, if any (CancelRequest).
+func (s *session) cancelRunning() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running != nil {
+		s.running()
+	}
+}
+
+func (s *session) runDuck(ctx context.Context, pt *portal, maxRows int64) error {
+	p := pt.stmt
+	if pt.rows == nil {
+		stmt := p.stmt
+		if p.busy { // another portal holds a result on the shared statement
+			st, err := s.duck.PrepareContext(ctx, p.duckSQL)
+			if err != nil {
+				return err
+			}
+			pt.own = st.(*duckdb.Stmt)
+			stmt = pt.own
+		}
+		qctx, done := s.statementContext(ctx)
+		if !p.returnsRows {
+			res, err := stmt.ExecContext(qctx, pt.params)
+			done()
+			if err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			if err := s.afterDuckStatement(p); err != nil {
+				return err
+			}
+			s.complete(pt, duckCommandTag(p.class.toks, n, false))
+			return nil
+		}
+		rows, err := stmt.QueryContext(qctx, pt.params)
+		if err != nil {
+			done()
+			return err
+		}
+		pt.rows, pt.cancel = rows, done
+		if stmt == p.stmt {
+			p.busy = true
+		}
+	}
+	pt.resumed = 0
+	loc := s.settings.location()
+	dest := make([]driver.Value, len(p.cols))
+	vals := make([][]byte, len(p.cols))
+	var buf []byte
+	for {
+		if maxRows > 0 && pt.resumed >= maxRows {
+			s.send(&pgproto3.PortalSuspended{})
+			return nil
+		}
+		err := pt.rows.Next(dest)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		buf = buf[:0]
+		offs := make([]int, len(dest)+1)
+		for i, v := range dest {
+			if v == nil {
+				vals[i] = nil
+				offs[i+1] = len(buf)
+				continue
+			}
+			if formatFor(pt.formats, i) == 1 {
+				buf, err = p.cols[i].typ.encodeBinary(buf, v, loc)
+			} else {
+				buf, err = p.cols[i].typ.encodeText(buf, v, loc)
+			}
+			if err != nil {
+				return fmt.Errorf("encode column %q: %w", p.cols[i].name, err)
+			}
+			offs[i+1] = len(buf)
+		}
+		for i, v := range dest {
+			if v != nil {
+				vals[i] = buf[offs[i]:offs[i+1]:offs[i+1]]
+				if vals[i] == nil {
+					vals[i] = []byte{}
+				}
+			}
+		}
+		s.send(&pgproto3.DataRow{Values: vals})
+		pt.sent++
+		pt.resumed++
+		if pt.sent%flushEvery == 0 {
+			if err := s.be.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	s.closePortalResult(pt)
+	s.complete(pt, duckCommandTag(p.class.toks, pt.sent, true))
+	return nil
+}
+
+// afterDuckStatement keeps session state in step with statements DuckDB
+// ran that change it.
+func (s *session) afterDuckStatement(p *prepared) error { return nil }
+
+func (s *session) closePortalResult(pt *portal) {
+	if pt.rows != nil {
+		pt.rows.Close()
+		pt.rows = nil
+		if pt.own == nil {
+			pt.stmt.busy = false
+		}
+	}
+	if pt.cancel != nil {
+		pt.cancel()
+		pt.cancel = nil
+	}
+	if pt.own != nil {
+		pt.own.Close()
+		pt.own = nil
+	}
+}
+
+func (s *session) closePortal(pt *portal) {
+	s.closePortalResult(pt)
+	if cur, ok := s.portals[pt.name]; ok && cur == pt {
+		delete(s.portals, pt.name)
+	}
+	if pt.bound {
+		pt.bound = false
+		pt.stmt.refs--
+		s.releaseStatement(pt.stmt)
+	}
+}
+
+func (s *session) releaseStatement(p *prepared) {
+	if p.stmt == nil || p.refs > 0 {
+		return
+	}
+	if p.closed || s.stmts[p.name] != p {
+		p.stmt.Close()
+		p.stmt = nil
+	}
+}
+
+func (s *session) closePortals() {
+	for _, pt := range s.portals {
+		s.closePortal(pt)
+	}
+}
+
+func (s *session) closeAll() {
+	s.closePortals()
+	for name, p := range s.stmts {
+		delete(s.stmts, name)
+		p.closed = true
+		s.releaseStatement(p)
+	}
+	if s.tx != txIdle {
+		_, _ = s.duck.ExecContext(context.Background(), "ROLLBACK", nil)
+	}
+	s.duck.Close()
+}

@@ -1,0 +1,188 @@
+package sqlserver
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jeroenrinzema/psql-wire/codes"
+)
+
+// runSessionStatement answers the statements the session handles itself and
+// returns the command tag and, for SHOW, the rows.
+func (s *session) runSessionStatement(ctx context.Context, c classified) (string, [][]string, error) {
+	switch c.kind {
+	case kindBegin:
+		if s.tx != txIdle {
+			s.notice("WARNING", codes.ActiveSQLTransaction, "there is already a transaction in progress")
+			return "BEGIN", nil, nil
+		}
+		if _, err := s.duck.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
+			return "", nil, err
+		}
+		s.tx = txActive
+		return "BEGIN", nil, nil
+	case kindCommit:
+		switch s.tx {
+		case txIdle:
+			s.notice("WARNING", codes.NoActiveSQLTransaction, "there is no transaction in progress")
+			return "COMMIT", nil, nil
+		case txFailed:
+			// PostgreSQL turns COMMIT of a failed transaction into ROLLBACK
+			_, _ = s.duck.ExecContext(ctx, "ROLLBACK", nil)
+			s.tx = txIdle
+			s.closePortals()
+			return "ROLLBACK", nil, nil
+		}
+		s.tx = txIdle
+		s.closePortals()
+		if _, err := s.duck.ExecContext(ctx, "COMMIT", nil); err != nil {
+			return "", nil, err
+		}
+		return "COMMIT", nil, nil
+	case kindRollback:
+		if s.tx == txIdle {
+			s.notice("WARNING", codes.NoActiveSQLTransaction, "there is no transaction in progress")
+			return "ROLLBACK", nil, nil
+		}
+		s.tx = txIdle
+		s.closePortals()
+		if _, err := s.duck.ExecContext(ctx, "ROLLBACK", nil); err != nil && !isNoTransaction(err) {
+			return "", nil, err
+		}
+		return "ROLLBACK", nil, nil
+	case kindSet:
+		return "SET", nil, s.setParam(ctx, c.param, c.value)
+	case kindReset:
+		if strings.EqualFold(c.param, "all") {
+			for name, g := range s.settings.table {
+				if !g.readOnly && s.settings.values[name] != g.def {
+					if err := s.resetParam(ctx, name); err != nil {
+						return "", nil, err
+					}
+				}
+			}
+			return "RESET", nil, nil
+		}
+		return "RESET", nil, s.resetParam(ctx, c.param)
+	case kindShow:
+		if c.param == "all" {
+			var rows [][]string
+			for _, kv := range s.settings.all() {
+				rows = append(rows, []string{kv[0], kv[1], ""})
+			}
+			return "SHOW", rows, nil
+		}
+		v, _ := s.settings.get(c.param)
+		return "SHOW", [][]string{{v}}, nil
+	case kindDiscard:
+		if s.tx != txIdle {
+			return "", nil, pgErrorf(codes.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
+		}
+		s.closePortals()
+		for name, p := range s.stmts {
+			delete(s.stmts, name)
+			p.closed = true
+			s.releaseStatement(p)
+		}
+		if _, _, err := s.runSessionStatement(ctx, classified{kind: kindReset, param: "all"}); err != nil {
+			return "", nil, err
+		}
+		_, _ = s.duck.ExecContext(ctx, "DEALLOCATE ALL", nil)
+		return c.tag, nil, nil
+	case kindDeallocate:
+		if c.param == "" {
+			for name, p := range s.stmts {
+				if name == "" {
+					continue
+				}
+				delete(s.stmts, name)
+				p.closed = true
+				s.releaseStatement(p)
+			}
+			_, _ = s.duck.ExecContext(ctx, "DEALLOCATE ALL", nil)
+			return c.tag, nil, nil
+		}
+		if p, ok := s.stmts[c.param]; ok {
+			delete(s.stmts, c.param)
+			p.closed = true
+			s.releaseStatement(p)
+			return c.tag, nil, nil
+		}
+		if _, err := s.duck.ExecContext(ctx, "DEALLOCATE "+quoteIdent(c.param), nil); err != nil {
+			return "", nil, pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", c.param)
+		}
+		return c.tag, nil, nil
+	case kindNoop:
+		return c.tag, nil, nil
+	case kindUnsupported:
+		return "", nil, pgErrorf(codes.FeatureNotSupported, "%s", c.reason)
+	}
+	return "", nil, pgErrorf(codes.Internal, "unhandled statement kind %d", c.kind)
+}
+
+func isNoTransaction(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "no transaction")
+}
+
+// setParam sets a PostgreSQL parameter, or a DuckDB setting of that name.
+func (s *session) setParam(ctx context.Context, name, value string) error {
+	lname := strings.ToLower(name)
+	if !s.settings.known(lname) && !strings.Contains(lname, ".") {
+		// a DuckDB setting (memory_limit, threads, ...)
+		if _, err := s.duck.ExecContext(ctx, "SET "+quoteIdent(lname)+" = "+quoteLiteral(value), nil); err != nil {
+			return pgErrorf(codes.UndefinedObject, "unrecognized configuration parameter %q", name)
+		}
+		return nil
+	}
+	v, report, err := s.settings.set(lname, value)
+	if err != nil {
+		return err
+	}
+	if err := s.applyToDuck(ctx, lname, v); err != nil {
+		return err
+	}
+	if report {
+		s.send(&pgproto3.ParameterStatus{Name: displayName(lname), Value: v})
+	}
+	return nil
+}
+
+func (s *session) resetParam(ctx context.Context, name string) error {
+	lname := strings.ToLower(name)
+	if !s.settings.known(lname) && !strings.Contains(lname, ".") {
+		if _, err := s.duck.ExecContext(ctx, "RESET "+quoteIdent(lname), nil); err != nil {
+			return pgErrorf(codes.UndefinedObject, "unrecognized configuration parameter %q", name)
+		}
+		return nil
+	}
+	v, report, err := s.settings.reset(lname)
+	if err != nil {
+		return err
+	}
+	if err := s.applyToDuck(ctx, lname, v); err != nil {
+		return err
+	}
+	if report {
+		s.send(&pgproto3.ParameterStatus{Name: displayName(lname), Value: v})
+	}
+	return nil
+}
+
+// applyToDuck mirrors the PostgreSQL parameters that change how DuckDB
+// evaluates queries.
+func (s *session) applyToDuck(ctx context.Context, name, value string) error {
+	var stmt string
+	switch name {
+	case "timezone":
+		stmt = "SET TimeZone = " + quoteLiteral(value)
+	case "search_path":
+		stmt = "SET search_path = " + quoteLiteral(s.srv.engine.searchPath(s.settings.searchPathSchemas()))
+	default:
+		return nil
+	}
+	if _, err := s.duck.ExecContext(ctx, stmt, nil); err != nil {
+		return toPGError(err)
+	}
+	return nil
+}

@@ -1,0 +1,282 @@
+package sqlserver
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jeroenrinzema/psql-wire/codes"
+)
+
+// guc describes one PostgreSQL run-time parameter that DHSI answers itself.
+// Parameters DuckDB knows (memory_limit, threads, ...) pass through to
+// DuckDB; names with a dot are custom parameters and are stored as given.
+type guc struct {
+	def      string
+	report   bool // sent as ParameterStatus at start-up and on change (GUC_REPORT)
+	readOnly bool
+	// normalize validates a new value and returns its canonical form.
+	normalize func(string) (string, error)
+}
+
+func onlyValue(allowed ...string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		for _, a := range allowed {
+			if strings.EqualFold(strings.TrimSpace(v), a) {
+				return allowed[0], nil
+			}
+		}
+		return "", fmt.Errorf("only %s is supported", allowed[0])
+	}
+}
+
+func anyValue(v string) (string, error) { return v, nil }
+
+func boolValue(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "on", "true", "yes", "1", "t":
+		return "on", nil
+	case "off", "false", "no", "0", "f":
+		return "off", nil
+	}
+	return "", fmt.Errorf("requires a Boolean value")
+}
+
+// millisValue parses PostgreSQL time units ("5s", "100ms", "1min", "0").
+func millisValue(v string) (string, error) {
+	v = strings.TrimSpace(strings.Trim(v, "'"))
+	units := []struct {
+		suffix string
+		ms     float64
+	}{{"ms", 1}, {"min", 60000}, {"s", 1000}, {"h", 3600000}, {"d", 86400000}}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(v, u.suffix) {
+			mult = u.ms
+			v = strings.TrimSpace(strings.TrimSuffix(v, u.suffix))
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 {
+		return "", fmt.Errorf("invalid value for a time parameter: %q", v)
+	}
+	return strconv.FormatInt(int64(f*mult), 10), nil
+}
+
+func dateStyleValue(v string) (string, error) {
+	up := strings.ToUpper(v)
+	if !strings.Contains(up, "ISO") && strings.TrimSpace(up) != "" {
+		return "", fmt.Errorf("only ISO output is supported")
+	}
+	order := "MDY"
+	for _, o := range []string{"DMY", "YMD", "MDY"} {
+		if strings.Contains(up, o) {
+			order = o
+		}
+	}
+	return "ISO, " + order, nil
+}
+
+func timeZoneValue(v string) (string, error) {
+	v = strings.TrimSpace(strings.Trim(v, "'"))
+	if strings.EqualFold(v, "utc") || strings.EqualFold(v, "z") || strings.EqualFold(v, "zulu") || strings.EqualFold(v, "gmt") {
+		return "UTC", nil
+	}
+	if _, err := time.LoadLocation(v); err != nil {
+		return "", fmt.Errorf("time zone %q not recognized", v)
+	}
+	return v, nil
+}
+
+func isolationValue(v string) (string, error) {
+	v = strings.ToLower(strings.Join(strings.Fields(v), " "))
+	switch v {
+	case "read uncommitted", "read committed", "repeatable read", "serializable":
+		return v, nil
+	}
+	return "", fmt.Errorf("invalid transaction isolation level %q", v)
+}
+
+// serverVersion is what DHSI reports as PostgreSQL's version: drivers parse
+// it to choose protocol features, and 16 is what DHSI's catalog emulates.
+const serverVersion = "16.6"
+
+// serverVersionNum is server_version_num for serverVersion.
+const serverVersionNum = "160006"
+
+func gucTable() map[string]guc {
+	return map[string]guc{
+		"application_name":                    {def: "", report: true, normalize: anyValue},
+		"client_encoding":                     {def: "UTF8", report: true, normalize: onlyValue("UTF8", "UTF-8", "UNICODE", "utf8")},
+		"datestyle":                           {def: "ISO, MDY", report: true, normalize: dateStyleValue},
+		"intervalstyle":                       {def: "postgres", report: true, normalize: onlyValue("postgres")},
+		"timezone":                            {def: "UTC", report: true, normalize: timeZoneValue},
+		"standard_conforming_strings":         {def: "on", report: true, normalize: onlyValue("on")},
+		"integer_datetimes":                   {def: "on", report: true, readOnly: true},
+		"server_version":                      {def: serverVersion, report: true, readOnly: true},
+		"server_version_num":                  {def: serverVersionNum, readOnly: true},
+		"server_encoding":                     {def: "UTF8", report: true, readOnly: true},
+		"is_superuser":                        {def: "on", report: true, readOnly: true},
+		"session_authorization":               {def: "", report: true, readOnly: true},
+		"default_transaction_read_only":       {def: "off", report: true, normalize: boolValue},
+		"in_hot_standby":                      {def: "off", report: true, readOnly: true},
+		"extra_float_digits":                  {def: "1", normalize: anyValue},
+		"search_path":                         {def: `"$user", public`, normalize: anyValue},
+		"statement_timeout":                   {def: "0", normalize: millisValue},
+		"lock_timeout":                        {def: "0", normalize: millisValue},
+		"idle_in_transaction_session_timeout": {def: "0", normalize: millisValue},
+		"default_transaction_isolation":       {def: "read committed", normalize: isolationValue},
+		"transaction_isolation":               {def: "read committed", normalize: isolationValue},
+		"transaction_read_only":               {def: "off", normalize: boolValue},
+		"bytea_output":                        {def: "hex", normalize: onlyValue("hex")},
+		"max_identifier_length":               {def: "63", readOnly: true},
+		"block_size":                          {def: "8192", readOnly: true},
+		"lc_collate":                          {def: "C.UTF-8", readOnly: true},
+		"lc_ctype":                            {def: "C.UTF-8", readOnly: true},
+		"lc_messages":                         {def: "C.UTF-8", normalize: anyValue},
+		"lc_monetary":                         {def: "C.UTF-8", normalize: anyValue},
+		"lc_numeric":                          {def: "C.UTF-8", normalize: anyValue},
+		"lc_time":                             {def: "C.UTF-8", normalize: anyValue},
+		"client_min_messages":                 {def: "notice", normalize: anyValue},
+		"row_security":                        {def: "on", normalize: boolValue},
+		"synchronous_commit":                  {def: "on", normalize: anyValue},
+		"jit":                                 {def: "off", normalize: anyValue},
+		"work_mem":                            {def: "4MB", normalize: anyValue},
+		"max_connections":                     {def: "100", readOnly: true},
+		"password_encryption":                 {def: "scram-sha-256", readOnly: true},
+		"ssl":                                 {def: "off", readOnly: true},
+		"geqo":                                {def: "on", normalize: anyValue},
+		"enable_seqscan":                      {def: "on", normalize: anyValue},
+	}
+}
+
+// canonicalGUC maps a parameter name to the spelling PostgreSQL reports.
+var gucDisplayName = map[string]string{
+	"datestyle":     "DateStyle",
+	"intervalstyle": "IntervalStyle",
+	"timezone":      "TimeZone",
+}
+
+func displayName(name string) string {
+	if d, ok := gucDisplayName[name]; ok {
+		return d
+	}
+	return name
+}
+
+// settings are one session's parameter values.
+type settings struct {
+	table  map[string]guc
+	values map[string]string
+}
+
+func newSettings(user string) *settings {
+	s := &settings{table: gucTable(), values: map[string]string{}}
+	for name, g := range s.table {
+		s.values[name] = g.def
+	}
+	s.values["session_authorization"] = user
+	return s
+}
+
+func (s *settings) known(name string) bool {
+	_, ok := s.table[strings.ToLower(name)]
+	return ok
+}
+
+// set validates and stores a value; it reports whether clients must be told
+// (ParameterStatus).
+func (s *settings) set(name, value string) (canonical string, report bool, err error) {
+	name = strings.ToLower(name)
+	g, ok := s.table[name]
+	if !ok {
+		if strings.Contains(name, ".") { // custom placeholder parameter
+			s.values[name] = value
+			return value, false, nil
+		}
+		return "", false, pgErrorf(codes.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if g.readOnly {
+		return "", false, pgErrorf(codes.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	}
+	v, err := g.normalize(value)
+	if err != nil {
+		return "", false, &Error{Severity: "ERROR", Code: codes.InvalidParameterValue,
+			Message: fmt.Sprintf("invalid value for parameter %q: %q", displayName(name), value), Detail: err.Error()}
+	}
+	s.values[name] = v
+	return v, g.report, nil
+}
+
+func (s *settings) reset(name string) (string, bool, error) {
+	name = strings.ToLower(name)
+	g, ok := s.table[name]
+	if !ok {
+		if _, custom := s.values[name]; custom {
+			delete(s.values, name)
+			return "", false, nil
+		}
+		return "", false, pgErrorf(codes.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if g.readOnly {
+		return "", false, pgErrorf(codes.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	}
+	s.values[name] = g.def
+	return g.def, g.report, nil
+}
+
+func (s *settings) get(name string) (string, bool) {
+	v, ok := s.values[strings.ToLower(name)]
+	return v, ok
+}
+
+// reported lists the GUC_REPORT parameters in a stable order.
+func (s *settings) reported() [][2]string {
+	var out [][2]string
+	for name, g := range s.table {
+		if g.report {
+			out = append(out, [2]string{displayName(name), s.values[name]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// all lists every parameter, for SHOW ALL.
+func (s *settings) all() [][2]string {
+	var out [][2]string
+	for name, v := range s.values {
+		out = append(out, [2]string{displayName(name), v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+func (s *settings) location() *time.Location {
+	tz, _ := s.get("timezone")
+	if tz == "" || tz == "UTC" {
+		return time.UTC
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// searchPathSchemas splits search_path into schema names.
+func (s *settings) searchPathSchemas() []string {
+	v, _ := s.get("search_path")
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		p = strings.Trim(p, `"`)
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
