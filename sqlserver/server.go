@@ -371,4 +371,3 @@ func (s *Server) cancel(pid uint32, key []byte) {
 		sess.cancelRunning()
 	}
 }
-

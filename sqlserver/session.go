@@ -88,9 +88,9 @@ type portal struct {
 	params  []driver.NamedValue
 	formats []int16
 	// open result of a suspended portal
-	rows   driver.Rows
-	own    *duckdb.Stmt // a private DuckDB statement when stmt.stmt was busy
-	cancel context.CancelFunc
+	rows    driver.Rows
+	own     *duckdb.Stmt // a private DuckDB statement when stmt.stmt was busy
+	cancel  context.CancelFunc
 	sent    int64 // rows sent in total
 	resumed int64 // rows sent since the current Execute began
 	bound   bool  // counted in stmt.refs (a Bind, not a simple query)
