@@ -9,8 +9,25 @@ import (
 	"strings"
 )
 
-//go:embed pg_catalog.sql
+//go:embed pg_catalog.sql migrations/*.sql
 var files embed.FS
+
+// Migrations returns the migration files by name ("0001_meta.sql").
+func Migrations() (map[string]string, error) {
+	entries, err := files.ReadDir("migrations")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		b, err := files.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = string(b)
+	}
+	return out, nil
+}
 
 // PGCatalog returns the statements of the pg_catalog shim, in order.
 func PGCatalog() []string { return statements("pg_catalog.sql") }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dhsi/dhsi/migrations"
+	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/sqlserver"
+	"github.com/dhsi/dhsi/udf"
 )
 
 // multiFlag collects a repeatable string flag.
@@ -86,6 +90,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			MemoryLimit: *memoryLimit,
 			Threads:     *threads,
 			TempDir:     *tempDir,
+		},
+		Init: []func(context.Context, *sql.DB) error{
+			func(ctx context.Context, db *sql.DB) error { return migrations.Apply(ctx, db) },
+			func(ctx context.Context, db *sql.DB) error { return udf.Register(ctx, db, shard.Default()) },
 		},
 		Log: log,
 	})

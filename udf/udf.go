@@ -1,0 +1,89 @@
+// Package udf owns DHSI's scalar and table functions inside DuckDB. Every
+// function is its own type whose constructor builds the DuckDB type
+// descriptions; Register installs them all on a database.
+//
+// Invariant: a Go panic inside a DuckDB callback kills the whole server, so
+// every executor is wrapped by guard, which turns a panic into a query error.
+package udf
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/shard"
+)
+
+// Register installs every DHSI function on db. Functions registered on one
+// connection are visible to all connections of the database.
+func Register(ctx context.Context, db *sql.DB, layout shard.Layout) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	fns := []struct {
+		name string
+		new  func() (duckdb.ScalarFunc, error)
+	}{
+		{"shard_id", func() (duckdb.ScalarFunc, error) { return newShardID(layout) }},
+	}
+	for _, f := range fns {
+		fn, err := f.new()
+		if err != nil {
+			return fmt.Errorf("udf %s: %w", f.name, err)
+		}
+		if err := duckdb.RegisterScalarUDF(conn, f.name, fn); err != nil {
+			return fmt.Errorf("register udf %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// guard turns a panic in fn into an error for the one row.
+func guard(name string, fn duckdb.RowExecutorFn) duckdb.RowExecutorFn {
+	return func(values []driver.Value) (out any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				out, err = nil, fmt.Errorf("%s: internal error: %v", name, r)
+			}
+		}()
+		return fn(values)
+	}
+}
+
+// shardID is shard_id(domain VARCHAR) → VARCHAR: the hash shard of a domain
+// ("5e"), under the index's recorded shard layout.
+type shardID struct {
+	cfg    duckdb.ScalarFuncConfig
+	layout shard.Layout
+}
+
+func newShardID(layout shard.Layout) (*shardID, error) {
+	if err := layout.Validate(); err != nil {
+		return nil, err
+	}
+	varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	if err != nil {
+		return nil, err
+	}
+	return &shardID{
+		cfg:    duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{varchar}, ResultTypeInfo: varchar},
+		layout: layout,
+	}, nil
+}
+
+func (f *shardID) Config() duckdb.ScalarFuncConfig { return f.cfg }
+
+func (f *shardID) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: guard("shard_id", func(values []driver.Value) (any, error) {
+		s, ok := values[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("shard_id: want a VARCHAR domain, got %T", values[0])
+		}
+		return f.layout.Of(s), nil
+	})}
+}
