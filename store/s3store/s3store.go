@@ -1,0 +1,492 @@
+// Package s3store is the store.Store on S3 and S3-compatible servers
+// (tested against versitygw), built on aws-sdk-go-v2.
+//
+// Conditional puts are S3 conditional writes: If-None-Match: * and
+// If-Match: <etag>. S3 answers a failed condition with 412, and a race
+// between conditional writes with 409; both become
+// store.ErrPreconditionFailed. An If-Match put of a missing key gets 404
+// from S3, which the contract also calls a failed precondition.
+//
+// Conditional requests are sent once, never retried. A retry after a lost
+// response would find the first attempt's own write and fail its
+// precondition, reporting a lost race for a put that in fact won. So a
+// conditional put that fails with a timeout or a 5xx has an unknown
+// outcome, as the store contract says; the caller re-reads. Unconditional
+// requests use the SDK's standard retryer (which never retries a 412),
+// without its client-side retry quota.
+//
+// ETags are the server's, quotes included (for a single PUT, usually the
+// quoted hex MD5 of the content). The LastModified that Put returns is the
+// Date of the server's response, since PutObject returns no Last-Modified;
+// like Last-Modified it has whole seconds.
+//
+// Put sends one PutObject with a known length, so it is limited to S3's
+// 5 GiB. The SDK must be able to rewind the body to sign it, so a body that
+// cannot seek is first read into memory, or into a temporary file past
+// 8 MiB; a reader that fails leaves nothing sent.
+//
+// The SDK's default flexible checksums (a CRC on every PUT and checksum
+// validation of every GET, on by default since 2025) are only used when an
+// operation requires them: several S3-compatible servers reject or mangle
+// the trailing-checksum encoding, and SigV4 already signs the payload hash
+// over plain HTTP.
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/dhsi/dhsi/store"
+)
+
+const (
+	// maxPutSize is S3's limit for one PutObject.
+	maxPutSize = 5 << 30
+	// memBufferSize is how much of an unseekable body is held in memory
+	// before the rest goes to a temporary file.
+	memBufferSize = 8 << 20
+)
+
+// Store is a store.Store on one bucket and prefix. It is safe for
+// concurrent use.
+type Store struct {
+	client *s3.Client
+	bucket string
+	prefix string
+	logger *slog.Logger
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the bucket of cfg and checks that it is reachable. A nil
+// logger discards the SDK's warnings.
+func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
+		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
+		config.WithLogger(sdkLogger{logger}),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				if cfg.MaxAttempts > 0 {
+					o.MaxAttempts = cfg.MaxAttempts
+				}
+				// The client-side retry quota fails requests outright after
+				// a burst of errors, even though the server would recover.
+				o.RateLimiter = ratelimit.None
+			})
+		}),
+	}
+	if cfg.Region != "" {
+		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	if cfg.AccessKeyID != "" {
+		opts = append(opts, config.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken)))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("s3store: open: load aws config: %w", err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = "us-east-1"
+	}
+	endpoint := cfg.Endpoint
+	if endpoint == "" {
+		endpoint = aws.ToString(awsCfg.BaseEndpoint) // AWS_ENDPOINT_URL
+	}
+	pathStyle := endpoint != ""
+	if cfg.PathStyle != nil {
+		pathStyle = *cfg.PathStyle
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.UsePathStyle = pathStyle
+	})
+	s := &Store{client: client, bucket: cfg.Bucket, prefix: cfg.Prefix, logger: logger}
+	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
+		return nil, fmt.Errorf("s3store: open %s: head bucket: %w", s, err)
+	}
+	return s, nil
+}
+
+// String implements store.Store.
+func (s *Store) String() string { return "s3://" + s.bucket + "/" + s.prefix }
+
+func (s *Store) objectKey(key string) (*string, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return nil, err
+	}
+	return aws.String(s.prefix + key), nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs, error) {
+	k, err := s.objectKey(key)
+	if err != nil {
+		return nil, store.Attrs{}, err
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: k})
+	if err != nil {
+		return nil, store.Attrs{}, opError("get", key, err, false)
+	}
+	return out.Body, store.Attrs{
+		Key:          key,
+		Size:         aws.ToInt64(out.ContentLength),
+		ETag:         store.ETag(aws.ToString(out.ETag)),
+		LastModified: aws.ToTime(out.LastModified),
+	}, nil
+}
+
+// GetRange implements store.Store.
+func (s *Store) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	k, err := s.objectKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 {
+		return nil, fmt.Errorf("s3store: get range of %q: offset %d: %w", key, off, store.ErrInvalidRange)
+	}
+	if n == 0 {
+		// HTTP cannot ask for zero bytes: "bytes=5-4" is ignored and
+		// returns the whole object.
+		return s.emptyRange(ctx, key, off)
+	}
+	rng := fmt.Sprintf("bytes=%d-", off)
+	if n > 0 {
+		rng += fmt.Sprint(off + n - 1)
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: k, Range: &rng})
+	if err != nil {
+		err = opError("get range of", key, err, false)
+		if errors.Is(err, store.ErrInvalidRange) {
+			// S3 refuses a range that starts at the end, which the contract
+			// answers with an empty body, and any range of an empty object.
+			return s.emptyRange(ctx, key, off)
+		}
+		return nil, err
+	}
+	if out.ContentRange == nil {
+		// The server ignored Range and sent the whole object: cut it here.
+		size := aws.ToInt64(out.ContentLength)
+		if off > size {
+			out.Body.Close()
+			return nil, fmt.Errorf("s3store: get range of %q: offset %d, size %d: %w", key, off, size, store.ErrInvalidRange)
+		}
+		if _, err := io.CopyN(io.Discard, out.Body, off); err != nil {
+			out.Body.Close()
+			return nil, fmt.Errorf("s3store: get range of %q: %w", key, err)
+		}
+		if n < 0 {
+			n = size - off
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(out.Body, n), out.Body}, nil
+	}
+	return out.Body, nil
+}
+
+// emptyRange answers a range that S3 cannot express or refuses: an empty
+// body if off is at most the object's size, else ErrInvalidRange.
+func (s *Store) emptyRange(ctx context.Context, key string, off int64) (io.ReadCloser, error) {
+	attrs, err := s.Head(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if off > attrs.Size {
+		return nil, fmt.Errorf("s3store: get range of %q: offset %d, size %d: %w", key, off, attrs.Size, store.ErrInvalidRange)
+	}
+	return io.NopCloser(strings.NewReader("")), nil
+}
+
+// Head implements store.Store.
+func (s *Store) Head(ctx context.Context, key string) (store.Attrs, error) {
+	k, err := s.objectKey(key)
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: k})
+	if err != nil {
+		return store.Attrs{}, opError("head", key, err, false)
+	}
+	return store.Attrs{
+		Key:          key,
+		Size:         aws.ToInt64(out.ContentLength),
+		ETag:         store.ETag(aws.ToString(out.ETag)),
+		LastModified: aws.ToTime(out.LastModified),
+	}, nil
+}
+
+// Put implements store.Store.
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, cond store.Cond) (store.Attrs, error) {
+	k, err := s.objectKey(key)
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	if err := cond.Validate("put"); err != nil {
+		return store.Attrs{}, fmt.Errorf("s3store: put %q: %w", key, err)
+	}
+	body, size, cleanup, err := seekableBody(ctx, r)
+	if err != nil {
+		return store.Attrs{}, fmt.Errorf("s3store: put %q: %w", key, err)
+	}
+	defer cleanup()
+	if size > maxPutSize {
+		return store.Attrs{}, fmt.Errorf("s3store: put %q: %d bytes is more than one PutObject takes", key, size)
+	}
+	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: k, Body: body, ContentLength: aws.Int64(size)}
+	var optFns []func(*s3.Options)
+	if cond != (store.Cond{}) {
+		optFns = append(optFns, noRetry)
+		if cond.IfNoneMatch {
+			in.IfNoneMatch = aws.String("*")
+		} else {
+			in.IfMatch = aws.String(string(cond.IfMatch))
+		}
+	}
+	out, err := s.client.PutObject(ctx, in, optFns...)
+	if err != nil {
+		return store.Attrs{}, opError("put", key, err, cond.IfMatch != "")
+	}
+	attrs := store.Attrs{Key: key, Size: size, ETag: store.ETag(aws.ToString(out.ETag))}
+	if raw, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response); ok {
+		attrs.LastModified, _ = http.ParseTime(raw.Header.Get("Date"))
+	}
+	if attrs.LastModified.IsZero() {
+		// No Date header: ask. The object may have been replaced since,
+		// but then by a later put, so its time is an upper bound.
+		h, err := s.Head(ctx, key)
+		if err != nil {
+			return store.Attrs{}, fmt.Errorf("s3store: put %q: the put succeeded but: %w", key, err)
+		}
+		attrs.LastModified = h.LastModified
+	}
+	return attrs, nil
+}
+
+// noRetry sends a conditional request once; see the package comment.
+func noRetry(o *s3.Options) { o.Retryer = retry.AddWithMaxAttempts(o.Retryer, 1) }
+
+// seekableBody returns r as a body the SDK can rewind, and its length.
+func seekableBody(ctx context.Context, r io.Reader) (io.ReadSeeker, int64, func(), error) {
+	nop := func() {}
+	if rs, ok := r.(interface {
+		io.ReaderAt
+		io.Seeker
+	}); ok {
+		// *os.File, *bytes.Reader, *strings.Reader: send from the current
+		// position to the end without copying.
+		cur, err := rs.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return nil, 0, nop, err
+		}
+		end, err := rs.Seek(0, io.SeekEnd)
+		if err != nil {
+			return nil, 0, nop, err
+		}
+		if _, err := rs.Seek(cur, io.SeekStart); err != nil {
+			return nil, 0, nop, err
+		}
+		return io.NewSectionReader(rs, cur, end-cur), end - cur, nop, nil
+	}
+	cr := ctxReader{ctx, r}
+	var buf bytes.Buffer
+	n, err := io.CopyN(&buf, cr, memBufferSize+1)
+	if err == io.EOF {
+		return bytes.NewReader(buf.Bytes()), n, nop, nil
+	}
+	if err != nil {
+		return nil, 0, nop, err
+	}
+	f, err := os.CreateTemp("", "dhsi-s3put-*")
+	if err != nil {
+		return nil, 0, nop, fmt.Errorf("buffer body: %w", err)
+	}
+	cleanup := func() {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		cleanup()
+		return nil, 0, nop, fmt.Errorf("buffer body: %w", err)
+	}
+	// At most maxPutSize more: enough to tell an oversized body without
+	// copying all of it.
+	rest, err := io.CopyN(f, cr, maxPutSize)
+	if err != nil && err != io.EOF {
+		cleanup()
+		return nil, 0, nop, err
+	}
+	return io.NewSectionReader(f, 0, n+rest), n + rest, cleanup, nil
+}
+
+// ctxReader fails reads once ctx is done, so a canceled put stops buffering.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, key string, cond store.Cond) error {
+	k, err := s.objectKey(key)
+	if err != nil {
+		return err
+	}
+	if err := cond.Validate("delete"); err != nil {
+		return fmt.Errorf("s3store: delete %q: %w", key, err)
+	}
+	in := &s3.DeleteObjectInput{Bucket: &s.bucket, Key: k}
+	var optFns []func(*s3.Options)
+	if cond.IfMatch != "" {
+		// AWS answers a conditional delete of a missing key with 404, but
+		// versitygw (v1.8.0) with 204 as if it had deleted something. A
+		// HEAD first gives ErrNotFound on both; the conditional DELETE
+		// still decides. (On versitygw, an object deleted by someone else
+		// between the two is reported as deleted by us.)
+		cur, err := s.Head(ctx, key)
+		if err != nil {
+			return fmt.Errorf("s3store: delete %q: %w", key, err)
+		}
+		if cur.ETag != cond.IfMatch {
+			return fmt.Errorf("s3store: delete %q: %w", key, store.ErrPreconditionFailed)
+		}
+		in.IfMatch = aws.String(string(cond.IfMatch))
+		optFns = append(optFns, noRetry)
+	}
+	if _, err := s.client.DeleteObject(ctx, in, optFns...); err != nil {
+		err = opError("delete", key, err, false)
+		if cond.IfMatch == "" && errors.Is(err, store.ErrNotFound) {
+			return nil // some S3-compatible servers answer 404; S3 says 204
+		}
+		return err
+	}
+	return nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, prefix string, fn func(store.Attrs) error) error {
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
+		Bucket: &s.bucket,
+		Prefix: aws.String(s.prefix + prefix),
+	})
+	var last string
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return opError("list", prefix, err, false)
+		}
+		for _, o := range page.Contents {
+			key := strings.TrimPrefix(aws.ToString(o.Key), s.prefix)
+			// The contract promises byte order; a server that sorts
+			// otherwise would break callers silently, so refuse it loudly.
+			if last != "" && key <= last {
+				return fmt.Errorf("s3store: list %q: server listed %q after %q, not in byte order", prefix, key, last)
+			}
+			last = key
+			if store.ValidateKey(key) != nil {
+				// e.g. a "folder/" marker made by a console: not an object
+				// this store could have written, and not one it can read.
+				s.logger.Debug("s3store: list skips an invalid key", "store", s.String(), "key", key)
+				continue
+			}
+			err := fn(store.Attrs{
+				Key:          key,
+				Size:         aws.ToInt64(o.Size),
+				ETag:         store.ETag(aws.ToString(o.ETag)),
+				LastModified: aws.ToTime(o.LastModified),
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// opError translates an SDK error into the store's sentinels and wraps it
+// with the operation and key. ifMatchPut marks a Put with IfMatch, where a
+// missing key is a failed precondition rather than ErrNotFound.
+func opError(op, key string, err error, ifMatchPut bool) error {
+	var code string
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		code = apiErr.ErrorCode()
+	}
+	status := 0
+	var respErr *smithyhttp.ResponseError
+	if errors.As(err, &respErr) {
+		status = respErr.HTTPStatusCode()
+	}
+	var sentinel error
+	switch {
+	case code == "NoSuchBucket":
+		// Not ErrNotFound: a missing bucket is a configuration error, and
+		// callers treat ErrNotFound as "create it".
+	case status == http.StatusNotFound || code == "NoSuchKey" || code == "NotFound":
+		sentinel = store.ErrNotFound
+		if ifMatchPut {
+			sentinel = store.ErrPreconditionFailed
+		}
+	case status == http.StatusPreconditionFailed || code == "PreconditionFailed":
+		sentinel = store.ErrPreconditionFailed
+	case code == "ObjectParentIsFile" || code == "ExistingObjectIsDirectory":
+		// S3 servers on a POSIX file system (versitygw) cannot nest keys.
+		sentinel = store.ErrInvalidKey
+	case status == http.StatusConflict:
+		// ConditionalRequestConflict (and OperationAborted): a concurrent
+		// write to the key won.
+		sentinel = store.ErrPreconditionFailed
+	case status == http.StatusRequestedRangeNotSatisfiable || code == "InvalidRange":
+		sentinel = store.ErrInvalidRange
+	}
+	if sentinel == nil {
+		return fmt.Errorf("s3store: %s %q: %w", op, key, err)
+	}
+	return fmt.Errorf("s3store: %s %q: %w: %w", op, key, sentinel, err)
+}
+
+// sdkLogger sends the SDK's log lines to slog.
+type sdkLogger struct{ l *slog.Logger }
+
+func (s sdkLogger) Logf(c logging.Classification, format string, v ...any) {
+	level := slog.LevelDebug
+	if c == logging.Warn {
+		level = slog.LevelWarn
+	}
+	s.l.Log(context.Background(), level, "aws sdk: "+fmt.Sprintf(format, v...))
+}
