@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dhsi/dhsi/internal/testenv"
+)
+
+// startServe runs `dhsi serve args...` in-process and returns a connection
+// string for the address it prints.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), pw, io.Discard)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("dhsi serve exited %d", code)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("dhsi serve did not stop within 20s of its context ending")
+		}
+	})
+	port := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`psql -h 127\.0\.0\.1 -p (\d+)`)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				port <- m[1]
+			}
+		}
+	}()
+	select {
+	case p := <-port:
+		return "postgres://anyone@127.0.0.1:" + p + "/anydb?sslmode=disable"
+	case code := <-done:
+		t.Fatalf("dhsi serve exited %d before listening", code)
+	case <-time.After(60 * time.Second):
+		t.Fatal("dhsi serve did not print its address within 60s")
+	}
+	return ""
+}
+
+func query42(t *testing.T, url string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "select 42").Scan(&n); err != nil || n != 42 {
+		t.Fatalf("select 42 = %d, %v", n, err)
+	}
+	var shard string
+	if err := conn.QueryRow(ctx, "select shard_id('example.com')").Scan(&shard); err != nil || shard != "a3" {
+		t.Fatalf("shard_id = %q, %v", shard, err)
+	}
+}
+
+func TestServeOnTheEmbeddedDefault(t *testing.T) {
+	dir := t.TempDir()
+	query42(t, startServe(t, "--store", dir))
+}
+
+func TestServeOnS3(t *testing.T) {
+	endpoint, key, secret := testenv.StartVersityGW(t)
+	bucket := testenv.CreateBucket(t, endpoint, key, secret)
+	t.Setenv("AWS_ENDPOINT_URL", endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", key)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("AWS_REGION", "us-east-1")
+	query42(t, startServe(t, "--store", "s3://"+bucket+"/idx", "--cache-dir", t.TempDir()))
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"no command prints usage and exits 2", nil, 2, ""},
+		{"an unknown command exits 2", []string{"frobnicate"}, 2, "unknown command"},
+		{"a non-loopback address without users is refused", []string{"serve", "--listen", "0.0.0.0:0", "--store", "DIR"}, 1, "refusing to listen"},
+		{"a malformed --user exits 2", []string{"serve", "--user", "nopassword", "--store", "DIR"}, 2, "name:password"},
+		{"an unknown store scheme exits 2", []string{"serve", "--store", "gs://b/p"}, 2, "s3://bucket/prefix"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out strings.Builder
+			args := append([]string(nil), c.args...)
+			for i, a := range args {
+				if a == "DIR" {
+					args[i] = t.TempDir()
+				}
+			}
+			code := run(context.Background(), args, &out, &out)
+			if code != c.code || !strings.Contains(out.String(), c.says) {
+				t.Fatalf("exit %d, output %q; want exit %d mentioning %q", code, out.String(), c.code, c.says)
+			}
+		})
+	}
+}
