@@ -39,6 +39,7 @@ var duckTypeOIDs = []struct {
 	{names: []string{"TIMESTAMP WITH TIME ZONE"}, oid: oidTimestampTZ},
 	{names: []string{"INTERVAL"}, oid: oidInterval},
 	{names: []string{"UUID"}, oid: oidUUID},
+	{names: []string{"JSON"}, oid: oidJSON},
 	{names: []string{"VARIANT"}, like: "STRUCT(%", oid: oidJSON},
 	{like: "MAP(%", oid: oidJSON},
 	{like: "UNION(%", oid: oidJSON},

@@ -69,6 +69,10 @@ func toPGError(err error) *Error {
 	if errors.As(err, &de) {
 		return duckError(de)
 	}
+	if strings.Contains(err.Error(), "unsupported data type") {
+		// duckdb-go cannot read some DuckDB types (VARIANT)
+		return &Error{Severity: "ERROR", Code: codes.FeatureNotSupported, Message: err.Error()}
+	}
 	return &Error{Severity: "ERROR", Code: codes.Internal, Message: err.Error()}
 }
 

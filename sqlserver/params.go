@@ -5,12 +5,16 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/duckdb/duckdb-go/v2/mapping"
 	"github.com/jeroenrinzema/psql-wire/codes"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
 )
 
 // paramOIDOf maps the parameter type DuckDB inferred for a prepared
@@ -276,6 +280,9 @@ func decodeArrayBinary(b []byte) (any, error) {
 		return nil, pgErrorf(codes.FeatureNotSupported, "only one-dimensional array parameters are supported")
 	}
 	n := int(binary.BigEndian.Uint32(b[12:]))
+	if n > (len(b)-20)/4 { // every element needs at least its length word
+		return nil, pgErrorf(codes.InvalidBinaryRepresentation, "truncated binary array")
+	}
 	p := 20
 	out := make([]any, 0, n)
 	for i := 0; i < n; i++ {
@@ -299,4 +306,109 @@ func decodeArrayBinary(b []byte) (any, error) {
 		p += l
 	}
 	return out, nil
+}
+
+// duckdb-go describes a prepared statement's parameters by type id only
+// (Stmt.ParamType) and its columns without DuckDB's type aliases
+// (Stmt.ColumnTypeInfo). That loses two things a PostgreSQL client needs:
+// the element type of a list parameter (int4[] or text[]) and whether a
+// VARCHAR column is DuckDB's JSON. Both are in the statement's logical
+// types, behind duckdb-go's unexported C handle, which stmtHandle reaches by
+// reflection. Should a duckdb-go upgrade move the field, stmtHandle returns
+// nil and lists and JSON are described as text (the type tests then fail).
+var stmtHandleIndex = func() int {
+	f, ok := reflect.TypeFor[duckdb.Stmt]().FieldByName("preparedStmt")
+	if !ok || f.Type != reflect.TypeFor[*mapping.PreparedStatement]() {
+		return -1
+	}
+	return f.Index[0]
+}()
+
+func stmtHandle(st *duckdb.Stmt) *mapping.PreparedStatement {
+	if stmtHandleIndex < 0 || st == nil {
+		return nil
+	}
+	return (*mapping.PreparedStatement)(reflect.ValueOf(st).Elem().Field(stmtHandleIndex).UnsafePointer())
+}
+
+// paramListElem is the element type of list parameter n (1-based), or
+// TYPE_INVALID.
+func paramListElem(st *duckdb.Stmt, n int) duckdb.Type {
+	h := stmtHandle(st)
+	if h == nil || h.Ptr == nil {
+		return duckdb.TYPE_INVALID
+	}
+	lt := mapping.ParamLogicalType(*h, mapping.IdxT(n))
+	defer mapping.DestroyLogicalType(&lt)
+	var child mapping.LogicalType
+	switch mapping.GetTypeId(lt) {
+	case duckdb.TYPE_LIST:
+		child = mapping.ListTypeChildType(lt)
+	case duckdb.TYPE_ARRAY:
+		child = mapping.ArrayTypeChildType(lt)
+	default:
+		return duckdb.TYPE_INVALID
+	}
+	defer mapping.DestroyLogicalType(&child)
+	return mapping.GetTypeId(child)
+}
+
+// columnIsJSON reports whether result column i (0-based) has DuckDB's JSON
+// type.
+func columnIsJSON(st *duckdb.Stmt, i int) bool {
+	h := stmtHandle(st)
+	if h == nil || h.Ptr == nil {
+		return false
+	}
+	lt := mapping.PreparedStatementColumnLogicalType(*h, mapping.IdxT(i))
+	defer mapping.DestroyLogicalType(&lt)
+	return mapping.LogicalTypeGetAlias(lt) == "JSON"
+}
+
+// listParam turns an array parameter (decoded from binary, or PostgreSQL's
+// text form "{1,2}") into DuckDB's list literal, which DuckDB casts to the
+// parameter's list type. duckdb-go binds a Go slice only when every element
+// already has the exact Go type of the list's element, and panics otherwise.
+func listParam(v any) any {
+	switch x := v.(type) {
+	case []any:
+		return duckListText(x)
+	case string:
+		if l, ok := pgsql.ArrayToList(x); ok {
+			return l
+		}
+	}
+	return v
+}
+
+func duckListText(list []any) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, e := range list {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		switch x := e.(type) {
+		case nil:
+			b.WriteString("NULL")
+		case []any:
+			b.WriteString(duckListText(x))
+		case string:
+			b.WriteString(pgsql.QuoteListElement(x))
+		case []byte: // DuckDB's blob text escapes every byte as \xHH
+			var esc strings.Builder
+			for _, c := range x {
+				fmt.Fprintf(&esc, `\x%02X`, c)
+			}
+			b.WriteString(pgsql.QuoteListElement(esc.String()))
+		case float64:
+			b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+		case duckdb.Interval:
+			fmt.Fprintf(&b, `"%d months %d days %d microseconds"`, x.Months, x.Days, x.Micros)
+		default:
+			b.WriteString(pgsql.QuoteListElement(fmt.Sprint(x)))
+		}
+	}
+	b.WriteByte(']')
+	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -172,6 +173,13 @@ func (s *Server) Serve(ctx context.Context) error {
 				delete(s.conns, conn)
 				s.mu.Unlock()
 				conn.Close()
+			}()
+			defer func() {
+				// a panic (duckdb-go panics on some bind values) ends this
+				// session, not every session of the process
+				if r := recover(); r != nil {
+					s.log.Error("session panicked", "remote", conn.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
+				}
 			}()
 			if err := s.handle(ctx, conn); err != nil && !errors.Is(err, errAuthFailed) {
 				s.log.Debug("connection ended", "remote", conn.RemoteAddr().String(), "err", err)

@@ -52,6 +52,11 @@ type session struct {
 	// skipTillSync: an extended-protocol error happened; discard messages
 	// until Sync, as PostgreSQL does.
 	skipTillSync bool
+	// implicit: a DuckDB transaction spans the extended-protocol messages
+	// up to the next Sync while the client has none open, so that they
+	// commit or roll back together, as in PostgreSQL (a pgx batch, a JDBC
+	// executeBatch).
+	implicit bool
 
 	mu      sync.Mutex
 	running context.CancelFunc // cancels the statement in flight; protected by mu
@@ -65,15 +70,17 @@ type prepared struct {
 	duckSQL   string
 	stmt      *duckdb.Stmt // nil unless class.kind == kindDuck
 	paramOIDs []uint32
+	paramDuck []duckdb.Type // DuckDB's parameter types (kindDuck)
 	cols      []column
 	// returnsRows: executing yields a result set (and a RowDescription).
 	returnsRows bool
 	// dml: a DuckDB INSERT/UPDATE/DELETE without RETURNING, which reports a
 	// count rather than rows.
-	dml    bool
-	refs   int  // portals bound to this statement
-	closed bool // closed by the client; the DuckDB statement is released when refs drops to 0
-	busy   bool // a portal holds an open result on stmt
+	dml      bool
+	duckType duckdb.StmtType // DuckDB's statement type (kindDuck)
+	refs     int             // portals bound to this statement
+	closed   bool            // closed by the client; the DuckDB statement is released when refs drops to 0
+	busy     bool            // a portal holds an open result on stmt
 }
 
 type column struct {
@@ -138,11 +145,13 @@ func (s *session) serve(ctx context.Context) error {
 		case *pgproto3.Close:
 			s.extended(s.closeObject(m))
 		case *pgproto3.Sync:
+			failed := s.skipTillSync
 			s.skipTillSync = false
 			if s.tx == txIdle {
 				// end of the implicit transaction: its portals go with it
 				s.closePortals()
 			}
+			s.endImplicit(ctx, failed)
 			s.readyForQuery()
 		case *pgproto3.Flush:
 		case *pgproto3.Terminate:
@@ -195,6 +204,7 @@ func (s *session) readyForQuery() {
 // ---- simple query ----
 
 func (s *session) simpleQuery(ctx context.Context, query string) {
+	s.endImplicit(ctx, false) // a Query without a Sync before it
 	stmts := pgsql.Split(query)
 	if len(stmts) == 0 {
 		s.send(&pgproto3.EmptyQueryResponse{})
@@ -325,6 +335,9 @@ func (s *session) bind(m *pgproto3.Bind) error {
 		if err != nil {
 			return err
 		}
+		if i < len(p.paramDuck) && (p.paramDuck[i] == duckdb.TYPE_LIST || p.paramDuck[i] == duckdb.TYPE_ARRAY) {
+			v = listParam(v)
+		}
 		params[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
 	if old, ok := s.portals[m.DestinationPortal]; ok { // unnamed portal is replaced
@@ -371,11 +384,54 @@ func (s *session) execute(ctx context.Context, m *pgproto3.Execute) error {
 	if !ok {
 		return pgErrorf(codes.InvalidCursorName, "portal %q does not exist", m.Portal)
 	}
+	if s.tx == txIdle && !s.implicit && pt.stmt.implicitTx() {
+		if _, err := s.duck.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
+			return err
+		}
+		s.implicit = true
+	}
 	err := s.run(ctx, pt, int64(m.MaxRows))
 	if err != nil {
 		s.closePortalResult(pt)
 	}
 	return err
+}
+
+// implicitTx reports whether the statement runs in the implicit transaction
+// of an extended-protocol block: queries, DML and DDL do; utility statements
+// that DuckDB may refuse inside a transaction (CHECKPOINT, ATTACH, LOAD, SET,
+// ...) run on their own, as a lone statement would in PostgreSQL.
+func (p *prepared) implicitTx() bool {
+	if p.class.kind != kindDuck {
+		return false
+	}
+	// A SELECT does not open one: reads need no atomicity, and the hot path
+	// (one prepared query per Sync) should not pay for BEGIN/COMMIT. A SELECT
+	// after a write in the same block still runs inside the write's
+	// transaction.
+	switch p.duckType {
+	case duckdb.STATEMENT_TYPE_INSERT, duckdb.STATEMENT_TYPE_UPDATE,
+		duckdb.STATEMENT_TYPE_DELETE, duckdb.STATEMENT_TYPE_CREATE, duckdb.STATEMENT_TYPE_DROP,
+		duckdb.STATEMENT_TYPE_ALTER, duckdb.STATEMENT_TYPE_CREATE_FUNC:
+		return true
+	}
+	return false
+}
+
+// endImplicit commits the implicit transaction of an extended-protocol
+// block, or rolls it back after an error.
+func (s *session) endImplicit(ctx context.Context, failed bool) {
+	if !s.implicit {
+		return
+	}
+	s.implicit = false
+	end := "COMMIT"
+	if failed {
+		end = "ROLLBACK"
+	}
+	if _, err := s.duck.ExecContext(ctx, end, nil); err != nil && !failed {
+		s.sendError(err)
+	}
 }
 
 func (s *session) closeObject(m *pgproto3.Close) error {
@@ -441,18 +497,27 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 func (p *prepared) describeDuck(clientOIDs []uint32) error {
 	n := p.stmt.NumInput()
 	p.paramOIDs = make([]uint32, n)
+	p.paramDuck = make([]duckdb.Type, n)
 	for i := 0; i < n; i++ {
-		if i < len(clientOIDs) && clientOIDs[i] != 0 {
-			p.paramOIDs[i] = clientOIDs[i]
-			continue
-		}
 		t, err := p.stmt.ParamType(i + 1)
 		if err != nil {
 			t = duckdb.TYPE_INVALID
 		}
+		p.paramDuck[i] = t
+		if i < len(clientOIDs) && clientOIDs[i] != 0 {
+			p.paramOIDs[i] = clientOIDs[i]
+			continue
+		}
 		p.paramOIDs[i] = paramOIDOf(t)
+		if t == duckdb.TYPE_LIST || t == duckdb.TYPE_ARRAY {
+			// an array of the element's type, so clients send e.g. int4[]
+			if elem, ok := pgTypeByOID(paramOIDOf(paramListElem(p.stmt, i+1))); ok && elem.Array != 0 {
+				p.paramOIDs[i] = elem.Array
+			}
+		}
 	}
 	st, _ := p.stmt.StatementType()
+	p.duckType = st
 	count, err := p.stmt.ColumnCount()
 	if err != nil {
 		return err
@@ -465,6 +530,10 @@ func (p *prepared) describeDuck(clientOIDs []uint32) error {
 			info = nil
 		}
 		cols[i] = column{name: name, typ: colTypeOf(info)}
+		if columnIsJSON(p.stmt, i) {
+			// duckdb-go hands JSON values over parsed; encode them back
+			cols[i].typ = colType{OID: oidJSON, Typmod: -1, Len: -1, kind: kJSON}
+		}
 	}
 	switch st {
 	case duckdb.STATEMENT_TYPE_SELECT, duckdb.STATEMENT_TYPE_EXPLAIN, duckdb.STATEMENT_TYPE_PRAGMA,
@@ -672,7 +741,9 @@ func (s *session) runDuck(ctx context.Context, pt *portal, maxRows int64) error 
 		}
 	}
 	s.closePortalResult(pt)
-	s.complete(pt, duckCommandTag(p.class.toks, pt.sent, true))
+	// like PostgreSQL, the tag counts the rows of this Execute, not the
+	// portal's total
+	s.complete(pt, duckCommandTag(p.class.toks, pt.resumed, true))
 	return nil
 }
 
@@ -733,7 +804,7 @@ func (s *session) closeAll() {
 		p.closed = true
 		s.releaseStatement(p)
 	}
-	if s.tx != txIdle {
+	if s.tx != txIdle || s.implicit {
 		_, _ = s.duck.ExecContext(context.Background(), "ROLLBACK", nil)
 	}
 	s.duck.Close()

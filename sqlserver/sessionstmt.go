@@ -17,6 +17,12 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 			s.notice("WARNING", codes.ActiveSQLTransaction, "there is already a transaction in progress")
 			return "BEGIN", nil, nil
 		}
+		if s.implicit {
+			// the block's earlier statements join the transaction, as in
+			// PostgreSQL
+			s.implicit, s.tx = false, txActive
+			return "BEGIN", nil, nil
+		}
 		if _, err := s.duck.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
 			return "", nil, err
 		}
@@ -26,6 +32,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 		switch s.tx {
 		case txIdle:
 			s.notice("WARNING", codes.NoActiveSQLTransaction, "there is no transaction in progress")
+			s.endImplicit(ctx, false)
 			return "COMMIT", nil, nil
 		case txFailed:
 			// PostgreSQL turns COMMIT of a failed transaction into ROLLBACK
@@ -43,6 +50,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 	case kindRollback:
 		if s.tx == txIdle {
 			s.notice("WARNING", codes.NoActiveSQLTransaction, "there is no transaction in progress")
+			s.endImplicit(ctx, true)
 			return "ROLLBACK", nil, nil
 		}
 		s.tx = txIdle
@@ -135,11 +143,13 @@ func (s *session) setParam(ctx context.Context, name, value string) error {
 		}
 		return nil
 	}
+	old, _ := s.settings.get(lname)
 	v, report, err := s.settings.set(lname, value)
 	if err != nil {
 		return err
 	}
 	if err := s.applyToDuck(ctx, lname, v); err != nil {
+		s.settings.values[lname] = old // DuckDB refused it: keep both in step
 		return err
 	}
 	if report {

@@ -85,7 +85,9 @@ func timeZoneValue(v string) (string, error) {
 	if strings.EqualFold(v, "utc") || strings.EqualFold(v, "z") || strings.EqualFold(v, "zulu") || strings.EqualFold(v, "gmt") {
 		return "UTC", nil
 	}
-	if _, err := time.LoadLocation(v); err != nil {
+	// time.LoadLocation reads "" as UTC and "Local" as the server's zone;
+	// PostgreSQL rejects the first and DuckDB knows neither.
+	if _, err := time.LoadLocation(v); err != nil || v == "" || strings.EqualFold(v, "local") {
 		return "", fmt.Errorf("time zone %q not recognized", v)
 	}
 	return v, nil

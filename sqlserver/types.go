@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -143,6 +142,9 @@ type colType struct {
 	// elem encodes the elements of an array column.
 	elem *colType
 	kind valueKind
+	// nested is the DuckDB type of a kJSON column, which shapes its JSON
+	// (struct field order, dates inside structs); nil renders generically.
+	nested duckdb.TypeInfo
 }
 
 type valueKind uint8
@@ -230,9 +232,9 @@ func colTypeOf(info duckdb.TypeInfo) colType {
 			elem := ct
 			return colType{OID: pt.Array, Typmod: -1, Len: -1, kind: kArray, elem: &elem}
 		}
-		return colType{OID: oidJSON, Typmod: -1, Len: -1, kind: kJSON}
+		return colType{OID: oidJSON, Typmod: -1, Len: -1, kind: kJSON, nested: info}
 	case duckdb.TYPE_STRUCT, duckdb.TYPE_MAP, duckdb.TYPE_UNION, duckdb.TYPE_VARIANT:
-		return colType{OID: oidJSON, Typmod: -1, Len: -1, kind: kJSON}
+		return colType{OID: oidJSON, Typmod: -1, Len: -1, kind: kJSON, nested: info}
 	}
 	return textCol
 }
@@ -273,6 +275,9 @@ func (c *colType) encodeText(buf []byte, v any, loc *time.Location) ([]byte, err
 		}
 	case kDate:
 		if t, ok := v.(time.Time); ok {
+			if inf := dateInfinity(t); inf != 0 {
+				return appendInfinity(buf, inf), nil
+			}
 			return appendBC(appendDate(buf, t), t), nil
 		}
 	case kTime:
@@ -287,6 +292,9 @@ func (c *colType) encodeText(buf []byte, v any, loc *time.Location) ([]byte, err
 		}
 	case kTimestamp:
 		if t, ok := v.(time.Time); ok {
+			if inf := timestampInfinity(t); inf != 0 {
+				return appendInfinity(buf, inf), nil
+			}
 			buf = appendDate(buf, t)
 			buf = append(buf, ' ')
 			buf = appendClock(buf, t)
@@ -294,6 +302,9 @@ func (c *colType) encodeText(buf []byte, v any, loc *time.Location) ([]byte, err
 		}
 	case kTimestampTZ:
 		if t, ok := v.(time.Time); ok {
+			if inf := timestampInfinity(t); inf != 0 {
+				return appendInfinity(buf, inf), nil
+			}
 			t = t.In(loc)
 			buf = appendDate(buf, t)
 			buf = append(buf, ' ')
@@ -311,11 +322,7 @@ func (c *colType) encodeText(buf []byte, v any, loc *time.Location) ([]byte, err
 			return append(buf, s...), nil
 		}
 	case kJSON:
-		b, err := json.Marshal(jsonValue(v, loc))
-		if err != nil {
-			return nil, err
-		}
-		return append(buf, b...), nil
+		return appendJSON(buf, v, c.nested, loc)
 	case kArray:
 		if list, ok := v.([]any); ok {
 			return c.appendArrayText(buf, list, loc)
@@ -353,8 +360,7 @@ func appendAnyText(buf []byte, v any, loc *time.Location) ([]byte, error) {
 	case duckdb.Interval:
 		return appendInterval(buf, x), nil
 	case []any, map[string]any, duckdb.Map, duckdb.Union, duckdb.OrderedMap:
-		b, err := json.Marshal(jsonValue(v, loc))
-		return append(buf, b...), err
+		return appendJSON(buf, v, nil, loc)
 	}
 	if n, ok := toInt64(v); ok {
 		return strconv.AppendInt(buf, n, 10), nil
@@ -408,6 +414,12 @@ func (c *colType) encodeBinary(buf []byte, v any, loc *time.Location) ([]byte, e
 		}
 	case kDate:
 		if t, ok := v.(time.Time); ok {
+			switch dateInfinity(t) {
+			case 1:
+				return binary.BigEndian.AppendUint32(buf, math.MaxInt32), nil
+			case -1:
+				return binary.BigEndian.AppendUint32(buf, 1<<31), nil // math.MinInt32
+			}
 			days := civilDays(t) - civilDays(pgEpoch)
 			return binary.BigEndian.AppendUint32(buf, uint32(int32(days))), nil
 		}
@@ -421,15 +433,20 @@ func (c *colType) encodeBinary(buf []byte, v any, loc *time.Location) ([]byte, e
 			_, off := t.Zone()
 			return binary.BigEndian.AppendUint32(buf, uint32(int32(-off))), nil
 		}
-	case kTimestamp:
+	case kTimestamp, kTimestampTZ:
 		if t, ok := v.(time.Time); ok {
+			switch timestampInfinity(t) {
+			case 1:
+				return binary.BigEndian.AppendUint64(buf, math.MaxInt64), nil
+			case -1:
+				return binary.BigEndian.AppendUint64(buf, 1<<63), nil // math.MinInt64
+			}
+			if c.kind == kTimestampTZ {
+				return binary.BigEndian.AppendUint64(buf, uint64(micros(t))), nil
+			}
 			// wall-clock fields, whatever location the driver attached
 			wall := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 			return binary.BigEndian.AppendUint64(buf, uint64(micros(wall))), nil
-		}
-	case kTimestampTZ:
-		if t, ok := v.(time.Time); ok {
-			return binary.BigEndian.AppendUint64(buf, uint64(micros(t))), nil
 		}
 	case kInterval:
 		if iv, ok := v.(duckdb.Interval); ok {
@@ -738,36 +755,44 @@ func appendPad(buf []byte, n, width int) []byte {
 }
 
 // appendInterval renders an interval in PostgreSQL's default "postgres"
-// IntervalStyle: "1 year 2 mons 3 days 04:05:06.7".
+// IntervalStyle: "1 year 2 mons 3 days 04:05:06.7", "-1 mons -2 days
+// -00:00:03", "-1 days +00:00:03" (EncodeInterval in PostgreSQL's
+// datetime.c: only a value of exactly 1 is singular, and after a negative
+// part a positive one carries an explicit +).
 func appendInterval(buf []byte, iv duckdb.Interval) []byte {
-	parts := 0
-	unit := func(n int64, one, many string) {
+	isZero, isBefore := true, false
+	unit := func(n int64, name string) {
 		if n == 0 {
 			return
 		}
-		if parts > 0 {
+		if !isZero {
 			buf = append(buf, ' ')
+		}
+		if isBefore && n > 0 {
+			buf = append(buf, '+')
 		}
 		buf = strconv.AppendInt(buf, n, 10)
 		buf = append(buf, ' ')
-		if n == 1 || n == -1 {
-			buf = append(buf, one...)
-		} else {
-			buf = append(buf, many...)
+		buf = append(buf, name...)
+		if n != 1 {
+			buf = append(buf, 's')
 		}
-		parts++
+		isBefore, isZero = n < 0, false
 	}
-	unit(int64(iv.Months/12), "year", "years")
-	unit(int64(iv.Months%12), "mon", "mons")
-	unit(int64(iv.Days), "day", "days")
+	unit(int64(iv.Months/12), "year")
+	unit(int64(iv.Months%12), "mon")
+	unit(int64(iv.Days), "day")
 	us := iv.Micros
-	if us != 0 || parts == 0 {
-		if parts > 0 {
+	if us != 0 || isZero {
+		if !isZero {
 			buf = append(buf, ' ')
 		}
-		if us < 0 {
+		switch {
+		case us < 0:
 			buf = append(buf, '-')
 			us = -us
+		case isBefore:
+			buf = append(buf, '+')
 		}
 		h := us / 3_600_000_000
 		us -= h * 3_600_000_000
@@ -829,16 +854,249 @@ func micros(t time.Time) int64 {
 	return d.Microseconds()
 }
 
-// jsonValue converts a DuckDB nested value into something encoding/json
-// renders the way a PostgreSQL client expects.
+// dateInfinity reports DuckDB's infinite dates (day numbers ±MaxInt32,
+// which duckdb-go hands over as dates in year ±5.8 million): 1, -1 or 0.
+func dateInfinity(t time.Time) int {
+	switch civilDays(t) {
+	case math.MaxInt32:
+		return 1
+	case -math.MaxInt32:
+		return -1
+	}
+	return 0
+}
+
+// timestampInfinities are DuckDB's infinite timestamps, ±MaxInt64 in each
+// timestamp type's unit, as duckdb-go hands them over.
+var timestampInfinities = [][2]time.Time{
+	{time.UnixMicro(math.MaxInt64), time.UnixMicro(-math.MaxInt64)},
+	{time.Unix(math.MaxInt64, 0), time.Unix(-math.MaxInt64, 0)},
+	{time.UnixMilli(math.MaxInt64), time.UnixMilli(-math.MaxInt64)},
+	{time.Unix(0, math.MaxInt64), time.Unix(0, -math.MaxInt64)},
+}
+
+// timestampInfinity reports an infinite timestamp: 1, -1 or 0.
+func timestampInfinity(t time.Time) int {
+	if y := t.Year(); y > 1677 && y < 2262 {
+		return 0
+	}
+	for _, inf := range timestampInfinities {
+		switch {
+		case t.Equal(inf[0]):
+			return 1
+		case t.Equal(inf[1]):
+			return -1
+		}
+	}
+	return 0
+}
+
+func appendInfinity(buf []byte, inf int) []byte {
+	if inf < 0 {
+		buf = append(buf, '-')
+	}
+	return append(buf, "infinity"...)
+}
+
+// appendJSON renders v, a value of DuckDB type info, the way PostgreSQL's
+// to_json does: struct fields in declaration order, dates and timestamps in
+// ISO 8601, NaN and infinities as strings. A nil info (a value whose type was
+// not described, or DuckDB's JSON type, which duckdb-go hands over parsed)
+// is rendered from the Go value alone.
+func appendJSON(buf []byte, v any, info duckdb.TypeInfo, loc *time.Location) ([]byte, error) {
+	if v == nil {
+		return append(buf, "null"...), nil
+	}
+	if info == nil {
+		return appendJSONValue(buf, jsonValue(v, loc))
+	}
+	var err error
+	switch d := info.Details().(type) {
+	case *duckdb.StructDetails:
+		m, ok := v.(map[string]any)
+		if !ok {
+			break
+		}
+		buf = append(buf, '{')
+		for i, e := range d.Entries {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendJSONString(buf, e.Name())
+			buf = append(buf, ':')
+			if buf, err = appendJSON(buf, m[e.Name()], e.Info(), loc); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, '}'), nil
+	case *duckdb.ListDetails, *duckdb.ArrayDetails:
+		list, ok := v.([]any)
+		if !ok {
+			break
+		}
+		var child duckdb.TypeInfo
+		if ld, ok := d.(*duckdb.ListDetails); ok {
+			child = ld.Child
+		} else {
+			child = d.(*duckdb.ArrayDetails).Child
+		}
+		buf = append(buf, '[')
+		for i, e := range list {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			if buf, err = appendJSON(buf, e, child, loc); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, ']'), nil
+	case *duckdb.MapDetails:
+		var keys, vals []any
+		switch m := v.(type) {
+		case duckdb.OrderedMap:
+			keys, vals = m.Keys(), m.Values()
+		case duckdb.Map:
+			for k, e := range m {
+				keys, vals = append(keys, k), append(vals, e)
+			}
+		default:
+			return appendJSON(buf, v, nil, loc)
+		}
+		kt := colTypeOf(d.Key)
+		buf = append(buf, '{')
+		for i, k := range keys {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			ks, err := kt.encodeText(nil, k, loc)
+			if err != nil {
+				return nil, err
+			}
+			buf = appendJSONString(buf, string(ks))
+			buf = append(buf, ':')
+			if buf, err = appendJSON(buf, vals[i], d.Value, loc); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, '}'), nil
+	case *duckdb.UnionDetails:
+		if u, ok := v.(duckdb.Union); ok {
+			for _, m := range d.Members {
+				if m.Name == u.Tag {
+					return appendJSON(buf, u.Value, m.Type, loc)
+				}
+			}
+			return appendJSON(buf, u.Value, nil, loc)
+		}
+	}
+	ct := colTypeOf(info)
+	switch ct.kind {
+	case kJSON:
+		return appendJSON(buf, v, nil, loc)
+	case kBool, kInt2, kInt4, kInt8, kNumeric:
+		return ct.encodeText(buf, v, loc)
+	case kFloat4, kFloat8:
+		text, err := ct.encodeText(nil, v, loc)
+		if err != nil {
+			return nil, err
+		}
+		if f, ok := toFloat(v); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return appendJSONString(buf, string(text)), nil
+		}
+		return append(buf, text...), nil
+	case kText:
+		if _, ok := v.(string); !ok { // a JSON value inside a nested type
+			return appendJSON(buf, v, nil, loc)
+		}
+	case kTimestamp, kTimestampTZ:
+		if t, ok := v.(time.Time); ok && timestampInfinity(t) == 0 {
+			var b []byte
+			if ct.kind == kTimestampTZ {
+				t = t.In(loc)
+			}
+			b = appendClock(append(appendDate(nil, t), 'T'), t)
+			if ct.kind == kTimestampTZ {
+				_, off := t.Zone()
+				b = appendOffset(b, off)
+				if off%3600 == 0 {
+					b = append(b, ":00"...)
+				}
+			}
+			return appendJSONString(buf, string(appendBC(b, t))), nil
+		}
+	}
+	text, err := ct.encodeText(nil, v, loc)
+	if err != nil {
+		return nil, err
+	}
+	return appendJSONString(buf, string(text)), nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float32:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// appendJSONValue marshals a plain Go value without HTML escaping, as
+// PostgreSQL does.
+func appendJSONValue(buf []byte, v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return append(buf, strings.TrimSuffix(b.String(), "\n")...), nil
+}
+
+// appendJSONString quotes s as PostgreSQL's escape_json does.
+func appendJSONString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			buf = append(buf, '\\', '"')
+		case '\\':
+			buf = append(buf, '\\', '\\')
+		case '\b':
+			buf = append(buf, '\\', 'b')
+		case '\f':
+			buf = append(buf, '\\', 'f')
+		case '\n':
+			buf = append(buf, '\\', 'n')
+		case '\r':
+			buf = append(buf, '\\', 'r')
+		case '\t':
+			buf = append(buf, '\\', 't')
+		default:
+			if c < 0x20 {
+				buf = fmt.Appendf(buf, "\\u%04x", c)
+			} else {
+				buf = append(buf, c)
+			}
+		}
+	}
+	return append(buf, '"')
+}
+
+// jsonValue converts a DuckDB value of unknown type into something
+// encoding/json renders the way a PostgreSQL client expects.
 func jsonValue(v any, loc *time.Location) any {
 	switch x := v.(type) {
-	case nil, bool, string, float32, float64, int8, int16, int32, int64, int, uint8, uint16, uint32, uint64:
+	case nil, bool, string, float32, int8, int16, int32, int64, int, uint8, uint16, uint32, uint64:
+		return x
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return string(appendFloat(nil, x, 64))
+		}
 		return x
 	case []byte:
-		if s, ok := uuidString(x); ok && len(x) == 16 {
-			return s
-		}
 		return "\\x" + hex.EncodeToString(x)
 	case *big.Int:
 		return json.Number(x.String())
@@ -866,13 +1124,16 @@ func jsonValue(v any, loc *time.Location) any {
 		return out
 	case duckdb.Map:
 		out := make(map[string]any, len(x))
-		keys := make([]string, 0, len(x))
 		for k, e := range x {
-			ks := fmt.Sprint(jsonValue(k, loc))
-			keys = append(keys, ks)
-			out[ks] = jsonValue(e, loc)
+			out[fmt.Sprint(jsonValue(k, loc))] = jsonValue(e, loc)
 		}
-		sort.Strings(keys)
+		return out
+	case duckdb.OrderedMap:
+		out := make(map[string]any, x.Len())
+		vals := x.Values()
+		for i, k := range x.Keys() {
+			out[fmt.Sprint(jsonValue(k, loc))] = jsonValue(vals[i], loc)
+		}
 		return out
 	case duckdb.Union:
 		return jsonValue(x.Value, loc)

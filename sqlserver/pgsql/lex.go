@@ -190,7 +190,7 @@ func skipBlockComment(s string, i int) int {
 }
 
 // skipQuoted skips a literal that starts with quote q at s[i]. A doubled
-// quote is an escaped quote; with backslash escapes (E”) a backslash
+// quote is an escaped quote; with backslash escapes (E'...') a backslash
 // escapes the next byte.
 func skipQuoted(s string, i int, q byte, backslash bool) int {
 	i++

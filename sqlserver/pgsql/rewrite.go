@@ -23,6 +23,13 @@ import "strings"
 //  7. A set-returning function in FROM with a bare alias names its column
 //     too, as in PostgreSQL: "generate_series(1, 3) s" becomes
 //     "generate_series(1, 3) s(s)", so "s" can be used as a value.
+//  8. A string literal in PostgreSQL's array syntax cast to an array type,
+//     '{1,2}'::int[], is given in DuckDB's list syntax, '["1", "2"]'::int[],
+//     which is how pgx's simple protocol and psql users write arrays.
+//  9. A string literal in bytea's hex format cast to bytea, '\xdead'::bytea,
+//     is given in DuckDB's blob escapes, '\xde\xad'::bytea (DuckDB would
+//     read "\xde" as one byte followed by the text "ad"). An uncast literal
+//     keeps DuckDB's meaning: nothing says it is a bytea.
 //
 // The result is only ever passed to DuckDB; the client's text is kept for
 // error messages.
@@ -87,6 +94,13 @@ func Rewrite(toks []Token) []Token {
 					i = k - 1
 					continue
 				}
+			}
+		}
+		// Rules 8 and 9.
+		if t.Kind == String {
+			if lit, ok := castLiteral(toks, i); ok {
+				out = append(out, Token{Kind: String, Text: lit, Pos: t.Pos})
+				continue
 			}
 		}
 		// Rule 6.
@@ -352,4 +366,76 @@ func wrapRegex(lit string, insensitive bool) (string, bool) {
 		flags = "(?is)"
 	}
 	return prefix + "'" + flags + ".*(?:" + body[1:len(body)-1] + ").*'", true
+}
+
+// castLiteral applies rules 8 and 9 to the string literal toks[i] and returns
+// its replacement.
+func castLiteral(toks []Token, i int) (string, bool) {
+	lit := toks[i].Text
+	if len(lit) < 2 || lit[0] != '\'' || lit[len(lit)-1] != '\'' {
+		return "", false // E'', B'', X'', $$ and unterminated literals are kept
+	}
+	body := strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
+	j := nextSignificant(toks, i)
+	if j < 0 || toks[j].Text != "::" {
+		return "", false
+	}
+	k := nextSignificant(toks, j)
+	if k >= 0 && toks[k].Kind == Ident && strings.EqualFold(toks[k].Text, "pg_catalog") {
+		if d := nextSignificant(toks, k); d >= 0 && toks[d].Text == "." {
+			k = nextSignificant(toks, d)
+		}
+	}
+	if k < 0 || (toks[k].Kind != Ident && toks[k].Kind != QIdent) {
+		return "", false
+	}
+	name := toks[k].IdentName()
+	// the rest of a multi-word type name (double precision, character
+	// varying) and a modifier, then "[" for an array type
+	m := nextSignificant(toks, k)
+	for n := 0; n < 3 && m >= 0 && toks[m].Kind == Ident && !toks[m].Is("AS"); n++ {
+		m = nextSignificant(toks, m)
+	}
+	if m >= 0 && toks[m].Text == "(" {
+		for m >= 0 && toks[m].Text != ")" {
+			m = nextSignificant(toks, m)
+		}
+		if m >= 0 {
+			m = nextSignificant(toks, m)
+		}
+	}
+	isArray := m >= 0 && toks[m].Text == "["
+	switch {
+	case isArray && strings.HasPrefix(strings.TrimLeft(body, " \t\n\r"), "{"):
+		if l, ok := ArrayToList(body); ok {
+			return quoteLiteral(l), true
+		}
+	case !isArray && name == "bytea" && isHexBytea(body):
+		var b strings.Builder
+		for p := 2; p < len(body); p += 2 {
+			b.WriteString(`\x`)
+			b.WriteString(body[p : p+2])
+		}
+		return quoteLiteral(b.String()), true
+	}
+	return "", false
+}
+
+// isHexBytea reports whether s is bytea's hex input format: \x and pairs of
+// hex digits.
+func isHexBytea(s string) bool {
+	if len(s) < 2 || s[0] != '\\' || (s[1] != 'x' && s[1] != 'X') || len(s)%2 != 0 {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

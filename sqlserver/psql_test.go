@@ -1,0 +1,121 @@
+package sqlserver_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// psqlPath finds the real psql client; the test fails without it unless
+// DHSI_SKIP_CLIENTS=1.
+func psqlPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("psql")
+	if err != nil {
+		if os.Getenv("DHSI_SKIP_CLIENTS") == "1" {
+			t.Skip("psql not installed and DHSI_SKIP_CLIENTS=1")
+		}
+		t.Fatalf("psql not found (set DHSI_SKIP_CLIENTS=1 to skip): %v", err)
+	}
+	return p
+}
+
+// psql runs psql against s with args and stdin, returning its output and
+// exit code.
+func (s *testServer) psql(t *testing.T, stdin string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	base := []string{"-h", s.host, "-p", strconv.Itoa(s.port), "-U", "someone", "-d", "dhsi", "-X"}
+	cmd := exec.CommandContext(ctx, psqlPath(t), append(base, args...)...)
+	for _, kv := range os.Environ() { // the caller's PG* settings are not the test's
+		if !strings.HasPrefix(kv, "PG") && !strings.HasPrefix(kv, "PSQL") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PGCONNECT_TIMEOUT=10", "PGSSLMODE=disable", "PAGER=")
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	}
+	t.Fatalf("psql: %v\n%s", err, out)
+	return "", -1
+}
+
+func TestPsql(t *testing.T) {
+	psqlPath(t)
+	s := startServer(t)
+
+	t.Run("a single query prints its value", func(t *testing.T) {
+		out, code := s.psql(t, "", "-A", "-t", "-c", "select 42")
+		if code != 0 || out != "42\n" {
+			t.Errorf("psql -c 'select 42' = %q, exit %d", out, code)
+		}
+	})
+	t.Run("describe commands list tables, views and columns", func(t *testing.T) {
+		out, code := s.psql(t, "",
+			"-c", "CREATE TABLE items (id INTEGER, name VARCHAR, price DECIMAL(10,2), tags VARCHAR[], meta JSON)",
+			"-c", "CREATE VIEW cheap AS SELECT id, name, price FROM items WHERE price < 10")
+		if code != 0 {
+			t.Fatalf("create: exit %d\n%s", code, out)
+		}
+		out, code = s.psql(t, "", "-c", `\dt`)
+		if code != 0 || !strings.Contains(out, "items") || !strings.Contains(out, "table") || strings.Contains(out, "cheap") {
+			t.Errorf(`\dt (exit %d):\n%s`, code, out)
+		}
+		out, code = s.psql(t, "", "-c", `\dv`)
+		if code != 0 || !strings.Contains(out, "cheap") || !strings.Contains(out, "view") || strings.Contains(out, "items") {
+			t.Errorf(`\dv (exit %d):\n%s`, code, out)
+		}
+		out, code = s.psql(t, "", "-A", "-c", `\d cheap`)
+		for _, want := range []string{`View "public.cheap"`, "id|integer", "name|text", "price|numeric(10,2)"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf(`\d cheap lacks %q (exit %d):\n%s`, want, code, out)
+			}
+		}
+		out, code = s.psql(t, "", "-A", "-c", `\d items`)
+		for _, want := range []string{"tags|text[]", "meta|json"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf(`\d items lacks %q (exit %d):\n%s`, want, code, out)
+			}
+		}
+	})
+	script := "\\set VERBOSITY verbose\nselect * from no_such_table;\nselect 7 as good;\n"
+	t.Run("a script goes on after an error", func(t *testing.T) {
+		out, code := s.psql(t, script, "-A", "-t")
+		if code != 0 {
+			t.Errorf("exit %d, want 0", code)
+		}
+		if !strings.Contains(out, "ERROR:  42P01:") {
+			t.Errorf("no verbose error with SQLSTATE:\n%s", out)
+		}
+		if !strings.Contains(out, "\n7\n") && !strings.HasPrefix(out, "7\n") {
+			t.Errorf("the good query did not run:\n%s", out)
+		}
+	})
+	t.Run("ON_ERROR_STOP makes psql exit 3 at the error", func(t *testing.T) {
+		out, code := s.psql(t, script, "-A", "-t", "-v", "ON_ERROR_STOP=1")
+		if code != 3 {
+			t.Errorf("exit %d, want 3", code)
+		}
+		if strings.Contains(out, "7") {
+			t.Errorf("psql ran past the error:\n%s", out)
+		}
+	})
+	t.Run("PostgreSQL literals psql users type", func(t *testing.T) {
+		out, code := s.psql(t, "", "-A", "-t", "-c", `select '{1,2}'::int[], '\xdead'::bytea, '{"a":1}'::json, interval '1 day'`)
+		if code != 0 || out != "{1,2}|\\xdead|{\"a\":1}|1 day\n" {
+			t.Errorf("out = %q, exit %d", out, code)
+		}
+	})
+}

@@ -1,0 +1,119 @@
+package sqlserver_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dhsi/dhsi/sqlserver"
+)
+
+// testServer is a running server on a loopback port.
+type testServer struct {
+	srv    *sqlserver.Server
+	engine *sqlserver.Engine
+	host   string
+	port   int
+}
+
+// startServer opens an engine on a fresh database file and serves it on
+// 127.0.0.1:0 until the test ends. mod adjusts the configuration.
+func startServer(t testing.TB, mod ...func(*sqlserver.Config)) *testServer {
+	t.Helper()
+	cfg := sqlserver.Config{Listen: "127.0.0.1:0"}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
+		Server: cfg,
+		Engine: sqlserver.EngineConfig{Path: filepath.Join(t.TempDir(), "dhsi.duckdb"), Threads: 2},
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("open server: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		select {
+		case err := <-served:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Serve did not return after Close")
+		}
+		engine.Close()
+	})
+	addr := srv.Addr().(*net.TCPAddr)
+	return &testServer{srv: srv, engine: engine, host: addr.IP.String(), port: addr.Port}
+}
+
+// connString is a pgx connection string for user (trust servers accept any).
+func (s *testServer) connString(user string, extra ...string) string {
+	cs := fmt.Sprintf("postgres://%s@%s:%d/dhsi?sslmode=disable", user, s.host, s.port)
+	for _, e := range extra {
+		cs += "&" + e
+	}
+	return cs
+}
+
+// connect opens a pgx connection closed at the end of the test.
+func (s *testServer) connect(t testing.TB, opts ...func(*pgx.ConnConfig)) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(s.connString("tester"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range opts {
+		o(cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// withMode sets pgx's default query execution mode.
+func withMode(m pgx.QueryExecMode) func(*pgx.ConnConfig) {
+	return func(c *pgx.ConnConfig) { c.DefaultQueryExecMode = m }
+}
+
+// ctxT is a context bounded so a hung server fails the test instead of the
+// whole run.
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// mustExec runs statements and fails the test on error.
+func mustExec(t testing.TB, conn *pgx.Conn, sqls ...string) {
+	t.Helper()
+	for _, q := range sqls {
+		if _, err := conn.Exec(ctxT(t), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+func TestServerAnswersSelectOne(t *testing.T) {
+	s := startServer(t)
+	conn := s.connect(t)
+	var n int
+	if err := conn.QueryRow(ctxT(t), "select 1").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("select 1 = %d, %v", n, err)
+	}
+}
