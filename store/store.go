@@ -167,3 +167,19 @@ func ReadAll(ctx context.Context, s Store, key string) ([]byte, Attrs, error) {
 	}
 	return b, attrs, nil
 }
+
+// ContextReader returns a reader that fails once ctx is done, so a canceled
+// put stops consuming its body.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx: ctx, r: r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}

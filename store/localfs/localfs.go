@@ -226,7 +226,7 @@ func (s *Store) stage(ctx context.Context, key string, r io.Reader) (name string
 		}
 	}()
 	h := sha256.New()
-	size, err := io.Copy(io.MultiWriter(f, h), ctxReader{ctx, r})
+	size, err := io.Copy(io.MultiWriter(f, h), store.ContextReader(ctx, r))
 	if err != nil {
 		return "", store.Attrs{}, err
 	}
@@ -574,19 +574,6 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// ctxReader fails reads once ctx is done, so a canceled put stops staging.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (r ctxReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return r.r.Read(p)
 }
 
 // keyLock is an exclusive flock(2) on one key's lock file.

@@ -317,7 +317,7 @@ func seekableBody(ctx context.Context, r io.Reader) (io.ReadSeeker, int64, func(
 		}
 		return io.NewSectionReader(rs, cur, end-cur), end - cur, nop, nil
 	}
-	cr := ctxReader{ctx, r}
+	cr := store.ContextReader(ctx, r)
 	var buf bytes.Buffer
 	n, err := io.CopyN(&buf, cr, memBufferSize+1)
 	if err == io.EOF {
@@ -346,19 +346,6 @@ func seekableBody(ctx context.Context, r io.Reader) (io.ReadSeeker, int64, func(
 		return nil, 0, nop, err
 	}
 	return io.NewSectionReader(f, 0, n+rest), n + rest, cleanup, nil
-}
-
-// ctxReader fails reads once ctx is done, so a canceled put stops buffering.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (r ctxReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return r.r.Read(p)
 }
 
 // Delete implements store.Store.
