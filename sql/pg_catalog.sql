@@ -58,7 +58,8 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_class AS
   SELECT v.view_oid, v.view_name, v.schema_oid, 0, 0, 10, 0, 0, 0, 0, -1, 0, 0,
          false, false, CASE WHEN v.temporary THEN 't' ELSE 'p' END,
          CASE WHEN coalesce(v.comment, '') LIKE 'dhsi:%' THEN 'r' ELSE 'v' END,
-         v.column_count::SMALLINT, 0, true, false, false, false, false, true, 'n', false, 0, 0, 0,
+         v.column_count::SMALLINT, 0, NOT (coalesce(v.comment, '') LIKE 'dhsi:%'), false, false, false, false, true,
+         CASE WHEN coalesce(v.comment, '') LIKE 'dhsi:%' THEN 'd' ELSE 'n' END, false, 0, 0, 0,
          NULL, NULL, NULL, v.comment
   FROM duckdb_views() v WHERE v.database_name = current_database() AND NOT v.internal
   UNION ALL
@@ -81,6 +82,7 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_attribute AS
          false AS atthasmissing, '' AS attidentity, '' AS attgenerated, false AS attisdropped,
          true AS attislocal, 0 AS attinhcount, 0::BIGINT AS attcollation, NULL::VARCHAR[] AS attacl,
          NULL::VARCHAR[] AS attoptions, NULL::VARCHAR[] AS attfdwoptions, NULL AS attmissingval,
+         '' AS attcompression,
          c.comment AS dhsi_comment
   FROM duckdb_columns() c WHERE c.database_name = current_database()
 ;
@@ -190,6 +192,12 @@ CREATE OR REPLACE MACRO dhsi_sys.pg.pg_get_serial_sequence(p_tbl, p_col) AS NULL
 CREATE OR REPLACE MACRO dhsi_sys.pg.pg_total_relation_size(p_rel) AS 0::BIGINT
 ;
 CREATE OR REPLACE MACRO dhsi_sys.pg.pg_relation_size(p_rel) AS 0::BIGINT
+;
+CREATE OR REPLACE MACRO dhsi_sys.pg.pg_table_size(p_rel) AS 0::BIGINT
+;
+CREATE OR REPLACE MACRO dhsi_sys.pg.pg_indexes_size(p_rel) AS 0::BIGINT
+;
+CREATE OR REPLACE MACRO dhsi_sys.pg.pg_get_ruledef(p_rule) AS NULL::VARCHAR, (p_rule, p_pretty) AS NULL::VARCHAR
 ;
 CREATE OR REPLACE MACRO dhsi_sys.pg.pg_size_pretty(p_n) AS format_bytes(p_n::BIGINT)
 ;

@@ -90,6 +90,24 @@ func TestPsql(t *testing.T) {
 			}
 		}
 	})
+	t.Run("DHSI's own views are listed and described as tables", func(t *testing.T) {
+		out, code := s.psql(t, "",
+			"-c", "CREATE VIEW domains AS SELECT 'example.com' AS domain, 3::BIGINT AS scraper_version",
+			"-c", "COMMENT ON VIEW domains IS 'dhsi: one row per registered domain'")
+		if code != 0 {
+			t.Fatalf("create: exit %d\n%s", code, out)
+		}
+		out, code = s.psql(t, "", "-A", "-c", `\dt`)
+		if code != 0 || !strings.Contains(out, "public|domains|table") {
+			t.Errorf(`\dt does not list domains as a table (exit %d):\n%s`, code, out)
+		}
+		out, code = s.psql(t, "", "-A", "-c", `\d domains`)
+		for _, want := range []string{`Table "public.domains"`, "domain|text", "scraper_version|bigint"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf(`\d domains lacks %q (exit %d):\n%s`, want, code, out)
+			}
+		}
+	})
 	script := "\\set VERBOSITY verbose\nselect * from no_such_table;\nselect 7 as good;\n"
 	t.Run("a script goes on after an error", func(t *testing.T) {
 		out, code := s.psql(t, script, "-A", "-t")
