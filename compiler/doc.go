@@ -1,8 +1,41 @@
-// Package compiler will merge the domain-record inbox into hash shards on the
-// object store (design 002, issue 3): lock a shard with a create-only put,
-// merge with latest-updated_at-wins, write the shard with If-Match on the
-// ETag read under the lock, and only then delete the merged inbox versions.
+// Package compiler merges the domain-record inbox into hash shards on the
+// object store (design 000 and 002, issue 3).
 //
-// Status: empty until issue 3. Its numbered invariants will open this file,
-// and every one will have a test.
+// Objects (docs/format/usv.md, docs/format/lock.md):
+//
+//	indexes/domains/{domain}.usv         inbox: one object per domain, any writer
+//	indexes/domains/shards/{hh}.usv      shard: every domain whose shard is hh
+//	indexes/domains/shards/{hh}.lock     advisory lock of one compaction
+//	indexes/domains/datapackage.json     schema sidecar (Frictionless)
+//
+// Invariants. Code that relies on one cites it as [In].
+//
+//	I1. Lock acquisition is atomic: Put(lock, IfNoneMatch). A lock records
+//	    worker id, created_at and expires_at (TTL, default 5 min). A stale
+//	    lock is taken over only with Put(lock, IfMatch: its ETag). Staleness
+//	    is judged by the store's clock: the lock's LastModified plus the TTL
+//	    against the LastModified of an object the worker writes now.
+//	I2. The shard is written with Put(shard, IfMatch: the ETag read under the
+//	    lock), or IfNoneMatch for a new shard. Losing that condition means
+//	    another compiler wrote the shard: the merge is abandoned, the lock
+//	    released, the result is "conflict". Never retried blindly.
+//	I3. No acknowledged record is lost. An inbox object is deleted only after
+//	    the shard holding its content is durable (I2 succeeded), and only with
+//	    Delete(IfMatch: the ETag of the version that was merged); a version
+//	    rewritten meanwhile survives for the next compaction. A crash at any
+//	    point leaves inbox objects that the next compaction merges again;
+//	    merging is idempotent (latest updated_at wins, ties broken
+//	    deterministically), so a repeat changes nothing.
+//	I4. A malformed inbox object never blocks its shard and is never deleted:
+//	    it is reported (result and domain_errors) and kept.
+//	I5. Listing is paginated by the store; compacting all shards lists the
+//	    inbox once and groups it by shard.
+//
+// Merge rule (shared with the SQL view "domains", so readers and compilers
+// agree): for one domain the record with the latest updated_at wins; on equal
+// updated_at the record whose units joined by U+241F are greater in byte
+// order wins. A record without a valid updated_at loses to any with one.
+//
+// Plan (pure) is kept apart from Execute (I/O): Merge computes a shard from
+// its inputs and has no side effects.
 package compiler

@@ -1,0 +1,394 @@
+package compiler
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dhsi/dhsi/shard"
+	"github.com/dhsi/dhsi/store"
+)
+
+// Statuses of one shard compaction.
+const (
+	StatusCompacted   = "compacted"
+	StatusLocked      = "locked"
+	StatusConflict    = "conflict"
+	StatusNothingToDo = "nothing-to-do"
+)
+
+// DefaultLockTTL is how long a lock protects a compaction that stopped
+// renewing it (a crashed worker).
+const DefaultLockTTL = 5 * time.Minute
+
+// DefaultSchemaFields are the fields of the design's default schema, in
+// order; a store's datapackage.json overrides them.
+var DefaultSchemaFields = []string{"domain", "company_name", "scraper_version", "updated_at"}
+
+// Config configures a Compiler.
+type Config struct {
+	WorkerID     string        // names this worker in locks; default host-pid-random
+	LockTTL      time.Duration // default DefaultLockTTL
+	Layout       shard.Layout  // default shard.Default()
+	SchemaFields []string      // output fields in order; default DefaultSchemaFields
+}
+
+// Defaults fills unset fields.
+func (c Config) Defaults() Config {
+	if c.WorkerID == "" {
+		host, _ := os.Hostname()
+		b := make([]byte, 3)
+		rand.Read(b)
+		c.WorkerID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+	}
+	if c.LockTTL == 0 {
+		c.LockTTL = DefaultLockTTL
+	}
+	if c.Layout.Width == 0 {
+		c.Layout = shard.Default()
+	}
+	if len(c.SchemaFields) == 0 {
+		c.SchemaFields = DefaultSchemaFields
+	}
+	return c
+}
+
+// Validate reports a configuration error.
+func (c Config) Validate() error {
+	if c.LockTTL < time.Second {
+		return fmt.Errorf("compiler: lock TTL %v is under a second", c.LockTTL)
+	}
+	if indexOf(c.SchemaFields, DomainField) < 0 || indexOf(c.SchemaFields, UpdatedAtField) < 0 {
+		return fmt.Errorf("compiler: schema must have %q and %q fields", DomainField, UpdatedAtField)
+	}
+	return c.Layout.Validate()
+}
+
+// Compiler compacts inbox objects into shards on one store.
+type Compiler struct {
+	st  store.Store
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a compiler.
+func New(st store.Store, cfg Config, log *slog.Logger) (*Compiler, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Compiler{st: st, cfg: cfg, log: log.With("worker", cfg.WorkerID)}, nil
+}
+
+// Result reports one shard compaction (the row of CALL compact_shard).
+type Result struct {
+	Shard         string
+	Status        string
+	InboxMerged   int // inbox objects merged and deleted
+	InboxKept     int // merged, but rewritten since, so kept for next time (I3)
+	RecordsBefore int // records in the shard before
+	RecordsAfter  int
+	BytesWritten  int64
+	Duration      time.Duration
+	Errors        []InboxError // malformed inbox objects, reported and kept (I4)
+}
+
+// InboxError is one inbox object that could not be merged.
+type InboxError struct {
+	Key    string
+	Reason string
+}
+
+// Pending lists the inbox once and groups its objects by shard (I5).
+// Objects whose key is not a valid domain are reported under shard "".
+func (c *Compiler) Pending(ctx context.Context) (map[string][]store.Attrs, error) {
+	out := map[string][]store.Attrs{}
+	err := c.st.List(ctx, InboxPrefix, func(a store.Attrs) error {
+		d, ok := DomainOfInboxKey(a.Key)
+		if !ok {
+			return nil
+		}
+		id := ""
+		if ValidateDomain(d) == nil {
+			id = c.cfg.Layout.Of(d)
+		}
+		out[id] = append(out[id], a)
+		return nil
+	})
+	return out, err
+}
+
+// CompactShard merges the pending inbox objects of one shard.
+func (c *Compiler) CompactShard(ctx context.Context, id string) (Result, error) {
+	if !c.cfg.Layout.Valid(id) {
+		return Result{}, fmt.Errorf("compiler: %q is not a shard id of width %d (want e.g. %q)", id, c.cfg.Layout.Width, c.cfg.Layout.ID(0x5e%c.cfg.Layout.Count()))
+	}
+	pending, err := c.Pending(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("list inbox: %w", err)
+	}
+	return c.compact(ctx, id, pending[id])
+}
+
+// CompactAll compacts every shard with pending inbox objects, listing the
+// inbox once (I5). Results are in shard order.
+func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
+	pending, err := c.Pending(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list inbox: %w", err)
+	}
+	ids := make([]string, 0, len(pending))
+	for id := range pending {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	// shards with a lock but nothing pending: reap the lock if it is stale
+	err = c.st.List(ctx, ShardPrefix, func(a store.Attrs) error {
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(a.Key, ShardPrefix), lockSuffix); ok && c.cfg.Layout.Valid(id) {
+			if _, pend := pending[id]; !pend {
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list locks: %w", err)
+	}
+	sort.Strings(ids)
+	var out []Result
+	for _, id := range ids {
+		r, err := c.compact(ctx, id, pending[id])
+		if err != nil {
+			return out, fmt.Errorf("shard %s: %w", id, err)
+		}
+		out = append(out, r)
+	}
+	if bad := pending[""]; len(bad) > 0 {
+		r := Result{Shard: "", Status: StatusNothingToDo}
+		for _, a := range bad {
+			r.Errors = append(r.Errors, InboxError{Key: a.Key, Reason: "the key does not name a valid lower-case domain"})
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// compact runs one compaction of shard id over the given inbox objects.
+func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) (res Result, err error) {
+	start := time.Now()
+	res.Shard = id
+	defer func() { res.Duration = time.Since(start) }()
+	if len(inbox) == 0 {
+		res.Status = StatusNothingToDo
+		return res, c.reapStaleLock(ctx, id)
+	}
+	lk, held, err := c.acquire(ctx, id)
+	if err != nil {
+		return res, err
+	}
+	if held {
+		res.Status = StatusLocked
+		return res, nil
+	}
+	defer c.release(lk)
+
+	// Read the shard under the lock; its ETag is the condition of the write (I2).
+	var cur Table
+	shardCond := store.Cond{IfNoneMatch: true}
+	body, attrs, err := store.ReadAll(ctx, c.st, ShardKey(id))
+	switch {
+	case err == nil:
+		cur, err = ParseTable(body)
+		if err != nil {
+			return res, fmt.Errorf("shard %s is corrupt: %w", ShardKey(id), err)
+		}
+		shardCond = store.Cond{IfMatch: attrs.ETag}
+		res.RecordsBefore = len(cur.Rows)
+	case errors.Is(err, store.ErrNotFound):
+	default:
+		return res, fmt.Errorf("read shard: %w", err)
+	}
+
+	// Read each inbox object once; remember the ETag of the version read (I3).
+	type merged struct {
+		key  string
+		etag store.ETag
+	}
+	var used []merged
+	tables := []Table{cur}
+	for _, a := range inbox {
+		b, ia, err := store.ReadAll(ctx, c.st, a.Key)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // merged and deleted by another compiler meanwhile
+		}
+		if err != nil {
+			return res, fmt.Errorf("read %s: %w", a.Key, err)
+		}
+		d, _ := DomainOfInboxKey(a.Key)
+		t, perr := ParseTable(b)
+		if perr == nil {
+			perr = ValidateInbox(t, d, id, c.cfg.Layout.Of)
+		}
+		if perr != nil { // I4: reported, kept, never blocks the shard
+			res.Errors = append(res.Errors, InboxError{Key: a.Key, Reason: perr.Error()})
+			continue
+		}
+		tables = append(tables, t)
+		used = append(used, merged{a.Key, ia.ETag})
+	}
+	if len(used) == 0 {
+		res.Status = StatusNothingToDo
+		res.RecordsAfter = res.RecordsBefore
+		return res, nil
+	}
+	out, err := Merge(OutputHeader(c.cfg.SchemaFields, tables...), tables...)
+	if err != nil {
+		return res, err
+	}
+	var buf bytes.Buffer
+	if err := out.Encode(&buf); err != nil {
+		return res, err
+	}
+	n := int64(buf.Len())
+	if _, err := c.st.Put(ctx, ShardKey(id), &buf, shardCond); err != nil {
+		if errors.Is(err, store.ErrPreconditionFailed) { // I2: abandon, never retry blindly
+			res.Status = StatusConflict
+			return res, nil
+		}
+		return res, fmt.Errorf("write shard: %w", err)
+	}
+	// POINT OF NO RETURN: the shard holding every merged record is durable.
+	// Only now may inbox versions go, and only the versions merged (I3).
+	res.Status, res.BytesWritten, res.RecordsAfter = StatusCompacted, n, len(out.Rows)
+	for _, m := range used {
+		err := c.st.Delete(ctx, m.key, store.Cond{IfMatch: m.etag})
+		switch {
+		case err == nil:
+			res.InboxMerged++
+		case errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrNotFound):
+			res.InboxKept++ // rewritten (or removed) since we read it
+		default:
+			// the merged content is safe in the shard; the object stays and is
+			// merged again next time, which changes nothing
+			res.InboxKept++
+			c.log.Warn("delete merged inbox object", "key", m.key, "err", err)
+		}
+	}
+	return res, nil
+}
+
+// lockBody is the JSON content of a lock object (docs/format/lock.md).
+type lockBody struct {
+	WorkerID   string    `json:"worker_id"`
+	CreatedAt  time.Time `json:"created_at"`
+	ExpiresAt  time.Time `json:"expires_at"`
+	TTLSeconds float64   `json:"ttl_seconds"`
+}
+
+type lock struct {
+	key  string
+	etag store.ETag
+}
+
+// acquire takes the shard's lock (I1). held reports a live lock of another
+// worker.
+func (c *Compiler) acquire(ctx context.Context, id string) (lk lock, held bool, err error) {
+	key := LockKey(id)
+	body := func() *bytes.Reader {
+		now := time.Now().UTC()
+		b, _ := json.Marshal(lockBody{WorkerID: c.cfg.WorkerID, CreatedAt: now, ExpiresAt: now.Add(c.cfg.LockTTL), TTLSeconds: c.cfg.LockTTL.Seconds()})
+		return bytes.NewReader(b)
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		a, err := c.st.Put(ctx, key, body(), store.Cond{IfNoneMatch: true})
+		if err == nil {
+			return lock{key, a.ETag}, false, nil
+		}
+		if !errors.Is(err, store.ErrPreconditionFailed) {
+			return lock{}, false, fmt.Errorf("acquire lock %s: %w", key, err)
+		}
+		// Someone holds it. Stale? Judge by the store's clock.
+		b, la, err := store.ReadAll(ctx, c.st, key)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // released meanwhile: try again once
+		}
+		if err != nil {
+			return lock{}, false, fmt.Errorf("read lock %s: %w", key, err)
+		}
+		ttl := c.cfg.LockTTL
+		var lb lockBody
+		if json.Unmarshal(b, &lb) == nil && lb.TTLSeconds > 0 {
+			ttl = time.Duration(lb.TTLSeconds * float64(time.Second))
+		}
+		now, err := c.storeNow(ctx)
+		if err != nil {
+			return lock{}, false, err
+		}
+		if now.Before(la.LastModified.Add(ttl)) {
+			return lock{}, true, nil
+		}
+		a, err = c.st.Put(ctx, key, body(), store.Cond{IfMatch: la.ETag})
+		if err == nil {
+			c.log.Info("took over a stale lock", "shard", id, "previous", lb.WorkerID, "age", now.Sub(la.LastModified))
+			return lock{key, a.ETag}, false, nil
+		}
+		if errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrNotFound) {
+			return lock{}, true, nil // another worker took it first
+		}
+		return lock{}, false, fmt.Errorf("take over lock %s: %w", key, err)
+	}
+	return lock{}, true, nil
+}
+
+// storeNow reads the store's clock: the LastModified of an object written
+// now (I1). It costs a put and a delete, and runs only when a lock is found
+// held.
+func (c *Compiler) storeNow(ctx context.Context) (time.Time, error) {
+	key := clockKeyStem + c.cfg.WorkerID
+	a, err := c.st.Put(ctx, key, bytes.NewReader(nil), store.Cond{})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the store's clock: %w", err)
+	}
+	_ = c.st.Delete(ctx, key, store.Cond{})
+	return a.LastModified, nil
+}
+
+// reapStaleLock removes a shard's lock left by a crashed worker once it is
+// stale, so an idle shard does not keep a dead lock forever. A live lock is
+// left alone.
+func (c *Compiler) reapStaleLock(ctx context.Context, id string) error {
+	if _, err := c.st.Head(ctx, LockKey(id)); errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("check lock: %w", err)
+	}
+	lk, held, err := c.acquire(ctx, id) // takes it over only if stale (I1)
+	if err != nil || held {
+		return err
+	}
+	c.release(lk)
+	return nil
+}
+
+// release deletes our lock, unless another worker has taken it over.
+func (c *Compiler) release(lk lock) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := c.st.Delete(ctx, lk.key, store.Cond{IfMatch: lk.etag})
+	if err != nil && !errors.Is(err, store.ErrPreconditionFailed) && !errors.Is(err, store.ErrNotFound) {
+		c.log.Warn("release lock", "key", lk.key, "err", err)
+	}
+}

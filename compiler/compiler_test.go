@@ -1,0 +1,368 @@
+package compiler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dhsi/dhsi/internal/testenv"
+	"github.com/dhsi/dhsi/shard"
+	"github.com/dhsi/dhsi/store"
+	"github.com/dhsi/dhsi/store/localfs"
+	"github.com/dhsi/dhsi/store/s3store"
+)
+
+// backends runs a test on the local directory and on a real versitygw.
+func backends(t *testing.T, fn func(t *testing.T, newStore func(t *testing.T) store.Store)) {
+	t.Run("localfs", func(t *testing.T) {
+		fn(t, func(t *testing.T) store.Store {
+			st, err := localfs.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		})
+	})
+	t.Run("s3", func(t *testing.T) {
+		endpoint, key, secret := testenv.StartVersityGW(t)
+		fn(t, func(t *testing.T) store.Store {
+			bucket := testenv.CreateBucket(t, endpoint, key, secret)
+			cfg := s3store.Config{Bucket: bucket, Endpoint: endpoint, Region: "us-east-1", AccessKeyID: key, SecretAccessKey: secret}.Defaults()
+			st, err := s3store.Open(context.Background(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		})
+	})
+}
+
+var fields = DefaultSchemaFields
+
+func rec(domain, company string, version int, at string) Table {
+	return Table{Header: fields, Rows: [][]string{{domain, company, fmt.Sprint(version), at}}}
+}
+
+func put(t *testing.T, st store.Store, domain, company string, version int, at string) {
+	t.Helper()
+	if err := WriteInbox(context.Background(), st, fields, domain, rec(domain, company, version, at)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func shardRows(t *testing.T, st store.Store, id string) map[string][]string {
+	t.Helper()
+	b, _, err := store.ReadAll(context.Background(), st, ShardKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return map[string][]string{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := ParseTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, r := range tb.Rows {
+		if _, dup := out[r[0]]; dup {
+			t.Fatalf("domain %s appears twice in shard %s", r[0], id)
+		}
+		out[r[0]] = r
+	}
+	return out
+}
+
+func inboxKeys(t *testing.T, st store.Store) []string {
+	t.Helper()
+	var keys []string
+	st.List(context.Background(), InboxPrefix, func(a store.Attrs) error {
+		if _, ok := DomainOfInboxKey(a.Key); ok {
+			keys = append(keys, a.Key)
+		}
+		return nil
+	})
+	return keys
+}
+
+// domainsIn returns n domains that all fall in shard id.
+func domainsIn(id string, n int) []string {
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		d := fmt.Sprintf("site%d.example", i)
+		if shard.Default().Of(d) == id {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func newCompiler(t *testing.T, st store.Store, cfg Config) *Compiler {
+	t.Helper()
+	c, err := New(st, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCompaction(t *testing.T) {
+	ctx := context.Background()
+	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
+		t.Run("the latest updated_at wins and the inbox is emptied", func(t *testing.T) {
+			st := newStore(t)
+			ds := domainsIn("5e", 3)
+			put(t, st, ds[0], "Old", 1, "2024-01-01T00:00:00Z")
+			put(t, st, ds[0], "New", 2, "2024-06-01T00:00:00Z")
+			put(t, st, ds[0], "Late but older", 3, "2023-01-01T00:00:00Z") // arrives late, older
+			put(t, st, ds[1], "B", 1, "2024-01-01T00:00:00Z")
+			c := newCompiler(t, st, Config{})
+			r, err := c.CompactShard(ctx, "5e")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != StatusCompacted || r.InboxMerged != 2 || r.RecordsBefore != 0 || r.RecordsAfter != 2 || r.BytesWritten == 0 {
+				t.Fatalf("result %+v", r)
+			}
+			rows := shardRows(t, st, "5e")
+			if rows[ds[0]][1] != "New" || rows[ds[1]][1] != "B" || len(rows) != 2 {
+				t.Fatalf("shard rows %v", rows)
+			}
+			if k := inboxKeys(t, st); len(k) != 0 {
+				t.Fatalf("inbox not emptied: %v", k)
+			}
+			// a second compaction finds nothing to do and changes nothing
+			r, err = c.CompactShard(ctx, "5e")
+			if err != nil || r.Status != StatusNothingToDo {
+				t.Fatalf("second compaction %+v %v", r, err)
+			}
+		})
+		t.Run("a newer record replaces the shard's, an older one does not", func(t *testing.T) {
+			st := newStore(t)
+			d := domainsIn("07", 1)[0]
+			c := newCompiler(t, st, Config{})
+			put(t, st, d, "v2", 2, "2024-02-01T00:00:00Z")
+			c.CompactShard(ctx, "07")
+			put(t, st, d, "v1", 1, "2024-01-01T00:00:00Z")
+			c.CompactShard(ctx, "07")
+			if got := shardRows(t, st, "07")[d][1]; got != "v2" {
+				t.Fatalf("an older record replaced a newer one: %q", got)
+			}
+			put(t, st, d, "v3", 3, "2024-03-01T00:00:00Z")
+			r, _ := c.CompactShard(ctx, "07")
+			if got := shardRows(t, st, "07")[d][1]; got != "v3" || r.RecordsBefore != 1 || r.RecordsAfter != 1 {
+				t.Fatalf("shard has %q after a newer record, result %+v", got, r)
+			}
+		})
+		t.Run("a malformed inbox object is reported and kept, the rest is merged (I4)", func(t *testing.T) {
+			st := newStore(t)
+			ds := domainsIn("a1", 2)
+			put(t, st, ds[0], "Good", 1, "2024-01-01T00:00:00Z")
+			if _, err := st.Put(ctx, InboxKey(ds[1]), strings.NewReader("domain␟updated_at␞\n"+ds[1]+"␟yesterday␞\n"), store.Cond{}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := newCompiler(t, st, Config{}).CompactShard(ctx, "a1")
+			if err != nil || r.Status != StatusCompacted || len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Reason, "RFC 3339") {
+				t.Fatalf("result %+v, %v", r, err)
+			}
+			if k := inboxKeys(t, st); len(k) != 1 || k[0] != InboxKey(ds[1]) {
+				t.Fatalf("inbox after compaction %v, want only the malformed object", k)
+			}
+		})
+		t.Run("a live lock makes the compaction report locked (I1)", func(t *testing.T) {
+			st := newStore(t)
+			put(t, st, domainsIn("3c", 1)[0], "x", 1, "2024-01-01T00:00:00Z")
+			a := newCompiler(t, st, Config{WorkerID: "a"})
+			if _, held, err := a.acquire(ctx, "3c"); err != nil || held {
+				t.Fatalf("acquire: held=%v err=%v", held, err)
+			}
+			r, err := newCompiler(t, st, Config{WorkerID: "b"}).CompactShard(ctx, "3c")
+			if err != nil || r.Status != StatusLocked {
+				t.Fatalf("result %+v %v", r, err)
+			}
+		})
+		t.Run("a stale lock is taken over, judged by the store's clock (I1)", func(t *testing.T) {
+			st := newStore(t)
+			d := domainsIn("3c", 1)[0]
+			put(t, st, d, "x", 1, "2024-01-01T00:00:00Z")
+			crashed := newCompiler(t, st, Config{WorkerID: "crashed", LockTTL: time.Second})
+			if _, _, err := crashed.acquire(ctx, "3c"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2100 * time.Millisecond) // S3 LastModified has one-second resolution
+			r, err := newCompiler(t, st, Config{WorkerID: "b"}).CompactShard(ctx, "3c")
+			if err != nil || r.Status != StatusCompacted {
+				t.Fatalf("result %+v %v", r, err)
+			}
+			if _, err := st.Head(ctx, LockKey("3c")); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("lock left behind: %v", err)
+			}
+		})
+	})
+}
+
+// racing wraps a store and runs hook once, just before the first Put of a
+// shard: another compiler or writer acting between our read and our write.
+type racing struct {
+	store.Store
+	once sync.Once
+	hook func()
+}
+
+func (r *racing) Put(ctx context.Context, key string, body io.Reader, cond store.Cond) (store.Attrs, error) {
+	if strings.HasPrefix(key, ShardPrefix) && strings.HasSuffix(key, shardSuffix) {
+		r.once.Do(r.hook)
+	}
+	return r.Store.Put(ctx, key, body, cond)
+}
+
+func TestRaces(t *testing.T) {
+	ctx := context.Background()
+	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
+		t.Run("a shard written by another compiler meanwhile gives conflict and loses nothing (I2)", func(t *testing.T) {
+			base := newStore(t)
+			ds := domainsIn("42", 2)
+			put(t, base, ds[0], "mine", 1, "2024-01-01T00:00:00Z")
+			st := &racing{Store: base, hook: func() {
+				other := rec(ds[1], "theirs", 1, "2024-01-01T00:00:00Z")
+				var buf bytes.Buffer
+				other.Encode(&buf)
+				if _, err := base.Put(ctx, ShardKey("42"), &buf, store.Cond{}); err != nil {
+					t.Error(err)
+				}
+			}}
+			r, err := newCompiler(t, st, Config{}).CompactShard(ctx, "42")
+			if err != nil || r.Status != StatusConflict {
+				t.Fatalf("result %+v %v", r, err)
+			}
+			if k := inboxKeys(t, base); len(k) != 1 {
+				t.Fatalf("after a conflict the inbox must be untouched: %v", k)
+			}
+			if _, err := base.Head(ctx, LockKey("42")); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("lock not released after a conflict: %v", err)
+			}
+			r, _ = newCompiler(t, base, Config{}).CompactShard(ctx, "42")
+			rows := shardRows(t, base, "42")
+			if r.Status != StatusCompacted || rows[ds[0]][1] != "mine" || rows[ds[1]][1] != "theirs" {
+				t.Fatalf("after retrying: %+v %v", r, rows)
+			}
+		})
+		t.Run("an inbox object rewritten during compaction survives for the next one (I3)", func(t *testing.T) {
+			base := newStore(t)
+			d := domainsIn("42", 1)[0]
+			put(t, base, d, "first", 1, "2024-01-01T00:00:00Z")
+			st := &racing{Store: base, hook: func() { put(t, base, d, "second", 2, "2024-02-01T00:00:00Z") }}
+			r, err := newCompiler(t, st, Config{}).CompactShard(ctx, "42")
+			if err != nil || r.Status != StatusCompacted || r.InboxKept != 1 || r.InboxMerged != 0 {
+				t.Fatalf("result %+v %v", r, err)
+			}
+			if got := shardRows(t, base, "42")[d][1]; got != "first" {
+				t.Fatalf("shard has %q, want the version read under the lock", got)
+			}
+			newCompiler(t, base, Config{}).CompactShard(ctx, "42")
+			if got := shardRows(t, base, "42")[d][1]; got != "second" {
+				t.Fatalf("the rewritten record was lost: shard has %q", got)
+			}
+			if k := inboxKeys(t, base); len(k) != 0 {
+				t.Fatalf("inbox %v", k)
+			}
+		})
+	})
+}
+
+// crashing fails every store call after the first n: a worker that dies at
+// that point. Nothing after the crash point reaches the store.
+type crashing struct {
+	store.Store
+	mu    sync.Mutex
+	calls int
+	n     int
+}
+
+var errCrash = errors.New("crashed")
+
+func (c *crashing) step() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	if c.calls > c.n {
+		return errCrash
+	}
+	return nil
+}
+
+func (c *crashing) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs, error) {
+	if err := c.step(); err != nil {
+		return nil, store.Attrs{}, err
+	}
+	return c.Store.Get(ctx, key)
+}
+func (c *crashing) Put(ctx context.Context, key string, r io.Reader, cond store.Cond) (store.Attrs, error) {
+	if err := c.step(); err != nil {
+		return store.Attrs{}, err
+	}
+	return c.Store.Put(ctx, key, r, cond)
+}
+func (c *crashing) Delete(ctx context.Context, key string, cond store.Cond) error {
+	if err := c.step(); err != nil {
+		return err
+	}
+	return c.Store.Delete(ctx, key, cond)
+}
+func (c *crashing) List(ctx context.Context, prefix string, fn func(store.Attrs) error) error {
+	if err := c.step(); err != nil {
+		return err
+	}
+	return c.Store.List(ctx, prefix, fn)
+}
+
+func TestCrashAtEveryStep(t *testing.T) {
+	// I3: a worker killed after any number of store calls leaves a state that
+	// the next compaction repairs, with every latest record present once.
+	ctx := context.Background()
+	for n := 0; n < 40; n++ {
+		t.Run(fmt.Sprintf("crash after %d store calls", n), func(t *testing.T) {
+			base, _ := localfs.Open(t.TempDir())
+			ds := domainsIn("5e", 4)
+			// a shard already holding older versions
+			for i, d := range ds {
+				put(t, base, d, "old", i, "2024-01-01T00:00:00Z")
+			}
+			newCompiler(t, base, Config{}).CompactShard(ctx, "5e")
+			for i, d := range ds[:3] {
+				put(t, base, d, "new", i, "2024-02-01T00:00:00Z")
+			}
+			cr := &crashing{Store: base, n: n}
+			newCompiler(t, cr, Config{WorkerID: "doomed", LockTTL: time.Second}).CompactShard(ctx, "5e") // may crash anywhere
+			if _, err := base.Head(ctx, LockKey("5e")); err == nil {
+				time.Sleep(1100 * time.Millisecond) // let the lock it left go stale
+			}
+			r, err := newCompiler(t, base, Config{}).CompactShard(ctx, "5e")
+			if err != nil || r.Status == StatusLocked || r.Status == StatusConflict {
+				t.Fatalf("repair compaction: %+v %v", r, err)
+			}
+			rows := shardRows(t, base, "5e")
+			for i, d := range ds {
+				want := "old"
+				if i < 3 {
+					want = "new"
+				}
+				if rows[d] == nil || rows[d][1] != want {
+					t.Fatalf("domain %s: %v, want %s", d, rows[d], want)
+				}
+			}
+			if k := inboxKeys(t, base); len(k) != 0 {
+				t.Fatalf("inbox left %v", k)
+			}
+			if _, err := base.Head(ctx, LockKey("5e")); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("lock left behind")
+			}
+		})
+	}
+}

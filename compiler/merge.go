@@ -1,0 +1,217 @@
+package compiler
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dhsi/dhsi/usv"
+)
+
+// Field names the compiler itself relies on; every other field is carried.
+const (
+	DomainField    = "domain"
+	UpdatedAtField = "updated_at"
+)
+
+// Table is one USV file: its header (field names) and its records.
+type Table struct {
+	Header []string
+	Rows   [][]string
+}
+
+// ParseTable reads a USV file whose first record is the header.
+func ParseTable(b []byte) (Table, error) {
+	recs, err := usv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return Table{}, err
+	}
+	if len(recs) == 0 {
+		return Table{}, fmt.Errorf("empty file: no header record")
+	}
+	t := Table{Header: recs[0], Rows: recs[1:]}
+	seen := map[string]bool{}
+	for _, h := range t.Header {
+		if h == "" {
+			return Table{}, fmt.Errorf("header has an empty field name")
+		}
+		if seen[h] {
+			return Table{}, fmt.Errorf("header names field %q twice", h)
+		}
+		seen[h] = true
+	}
+	for i, r := range t.Rows {
+		if len(r) != len(t.Header) {
+			return Table{}, fmt.Errorf("record %d has %d units, header has %d", i+2, len(r), len(t.Header))
+		}
+	}
+	return t, nil
+}
+
+// Encode writes the table as canonical USV.
+func (t Table) Encode(w io.Writer) error {
+	uw := usv.NewWriter(w)
+	if err := uw.Write(t.Header); err != nil {
+		return err
+	}
+	for _, r := range t.Rows {
+		if err := uw.Write(r); err != nil {
+			return err
+		}
+	}
+	return uw.Flush()
+}
+
+// column returns the index of a field in the header, or -1.
+func (t Table) column(name string) int {
+	for i, h := range t.Header {
+		if h == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ParseTimestamp reads updated_at: RFC 3339 (with a zone or Z), or the same
+// with a space for the T; a value without a zone is UTC.
+func ParseTimestamp(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00",
+		"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// version is one record competing for its domain.
+type version struct {
+	units   []string // aligned to the output header
+	updated time.Time
+	valid   bool // updated_at parsed
+}
+
+// newer reports whether a beats b under the merge rule of the package
+// comment.
+func newer(a, b version) bool {
+	if a.valid != b.valid {
+		return a.valid
+	}
+	if a.valid && !a.updated.Equal(b.updated) {
+		return a.updated.After(b.updated)
+	}
+	return strings.Join(a.units, "\u241F") > strings.Join(b.units, "\u241F")
+}
+
+// OutputHeader is the header of a merged shard: the schema's fields in
+// schema order, then any other field seen in the inputs, sorted, so no
+// input column is ever dropped.
+func OutputHeader(schemaFields []string, inputs ...Table) []string {
+	out := append([]string(nil), schemaFields...)
+	have := map[string]bool{}
+	for _, f := range out {
+		have[f] = true
+	}
+	var extra []string
+	for _, in := range inputs {
+		for _, h := range in.Header {
+			if !have[h] {
+				have[h] = true
+				extra = append(extra, h)
+			}
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}
+
+// Merge computes a shard from the current shard and inbox tables: one
+// record per domain under the merge rule, sorted by domain. It is pure.
+// Every input must have domain and updated_at columns (ValidateInbox checks
+// inbox tables before they get here); shard rows with an empty domain are
+// carried through unchanged at the front, never dropped.
+func Merge(header []string, inputs ...Table) (Table, error) {
+	di := indexOf(header, DomainField)
+	ui := indexOf(header, UpdatedAtField)
+	if di < 0 || ui < 0 {
+		return Table{}, fmt.Errorf("output header lacks %q or %q", DomainField, UpdatedAtField)
+	}
+	best := map[string]version{}
+	var orphans [][]string
+	for _, in := range inputs {
+		pos := make([]int, len(header)) // output column → input column
+		for i, h := range header {
+			pos[i] = in.column(h)
+		}
+		for _, row := range in.Rows {
+			units := make([]string, len(header))
+			for i, p := range pos {
+				if p >= 0 {
+					units[i] = row[p]
+				}
+			}
+			d := units[di]
+			if d == "" {
+				orphans = append(orphans, units)
+				continue
+			}
+			t, ok := ParseTimestamp(units[ui])
+			v := version{units: units, updated: t, valid: ok}
+			if cur, seen := best[d]; !seen || newer(v, cur) {
+				best[d] = v
+			}
+		}
+	}
+	domains := make([]string, 0, len(best))
+	for d := range best {
+		domains = append(domains, d)
+	}
+	sort.Strings(domains)
+	out := Table{Header: header, Rows: orphans}
+	for _, d := range domains {
+		out.Rows = append(out.Rows, best[d].units)
+	}
+	return out, nil
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// ValidateInbox checks an inbox object before it is merged (I4): it parses,
+// has domain and updated_at columns, every record is for the domain its key
+// names, lies in the shard being compacted, and has a parseable updated_at.
+// The error says which record and why.
+func ValidateInbox(t Table, keyDomain, wantShard string, shardOf func(string) string) error {
+	di, ui := t.column(DomainField), t.column(UpdatedAtField)
+	if di < 0 {
+		return fmt.Errorf("header has no %q field", DomainField)
+	}
+	if ui < 0 {
+		return fmt.Errorf("header has no %q field", UpdatedAtField)
+	}
+	if len(t.Rows) == 0 {
+		return fmt.Errorf("no records after the header")
+	}
+	for i, r := range t.Rows {
+		if r[di] != keyDomain {
+			return fmt.Errorf("record %d: domain %q, but the object is for %q", i+2, r[di], keyDomain)
+		}
+		if s := shardOf(r[di]); wantShard != "" && s != wantShard {
+			return fmt.Errorf("record %d: domain %q belongs to shard %s, not %s", i+2, r[di], s, wantShard)
+		}
+		if _, ok := ParseTimestamp(r[ui]); !ok {
+			return fmt.Errorf("record %d: updated_at %q is not an RFC 3339 timestamp", i+2, r[ui])
+		}
+	}
+	return nil
+}

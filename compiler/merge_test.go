@@ -1,0 +1,75 @@
+package compiler
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+func TestMerge(t *testing.T) {
+	h := []string{"domain", "company_name", "updated_at"}
+	cases := []struct {
+		name   string
+		header []string
+		inputs []Table
+		want   [][]string
+	}{
+		{"the latest updated_at wins",
+			h, []Table{{h, [][]string{{"a.com", "old", "2024-01-01T00:00:00Z"}}}, {h, [][]string{{"a.com", "new", "2024-01-02T00:00:00Z"}}}},
+			[][]string{{"a.com", "new", "2024-01-02T00:00:00Z"}}},
+		{"time zones are compared as instants",
+			h, []Table{{h, [][]string{{"a.com", "utc", "2024-01-01T10:00:00Z"}}}, {h, [][]string{{"a.com", "plus2", "2024-01-01T11:00:00+02:00"}}}},
+			[][]string{{"a.com", "utc", "2024-01-01T10:00:00Z"}}},
+		{"a tie is broken by the greater record, whatever the input order",
+			h, []Table{{h, [][]string{{"a.com", "Zeta", "2024-01-01T00:00:00Z"}}}, {h, [][]string{{"a.com", "Alpha", "2024-01-01T00:00:00Z"}}}},
+			[][]string{{"a.com", "Zeta", "2024-01-01T00:00:00Z"}}},
+		{"a record with an unreadable updated_at loses",
+			h, []Table{{h, [][]string{{"a.com", "bad", "never"}}}, {h, [][]string{{"a.com", "good", "1999-01-01T00:00:00Z"}}}},
+			[][]string{{"a.com", "good", "1999-01-01T00:00:00Z"}}},
+		{"files with older headers are mapped by name; missing fields are empty",
+			h, []Table{{[]string{"updated_at", "domain"}, [][]string{{"2024-01-01T00:00:00Z", "b.com"}}}},
+			[][]string{{"b.com", "", "2024-01-01T00:00:00Z"}}},
+		{"records come out sorted by domain",
+			h, []Table{{h, [][]string{{"c.com", "", "2024-01-01T00:00:00Z"}, {"a.com", "", "2024-01-01T00:00:00Z"}}}},
+			[][]string{{"a.com", "", "2024-01-01T00:00:00Z"}, {"c.com", "", "2024-01-01T00:00:00Z"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Merge(c.header, c.inputs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Rows, c.want) {
+				t.Fatalf("got %q, want %q", got.Rows, c.want)
+			}
+			// merging the result again changes nothing (idempotence, I3)
+			again, _ := Merge(c.header, got, got)
+			if !reflect.DeepEqual(again.Rows, got.Rows) {
+				t.Fatalf("re-merge changed the result: %q", again.Rows)
+			}
+		})
+	}
+}
+
+func TestOutputHeaderKeepsUnknownColumns(t *testing.T) {
+	in := Table{Header: []string{"domain", "zeta", "updated_at", "alpha"}}
+	got := OutputHeader([]string{"domain", "updated_at"}, in)
+	if want := []string{"domain", "updated_at", "alpha", "zeta"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("header %q, want %q", got, want)
+	}
+}
+
+func TestTableRoundTrip(t *testing.T) {
+	tb := Table{Header: []string{"domain", "updated_at"}, Rows: [][]string{{"a.com", "2024-01-01T00:00:00Z"}}}
+	var buf bytes.Buffer
+	if err := tb.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseTable(buf.Bytes())
+	if err != nil || !reflect.DeepEqual(back, tb) {
+		t.Fatalf("round trip %v %v", back, err)
+	}
+	if _, err := ParseTable([]byte("domain␟domain␞\n")); err == nil {
+		t.Fatal("a header naming a field twice must be refused")
+	}
+}
