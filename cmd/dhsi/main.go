@@ -26,6 +26,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "serve the index over the PostgreSQL protocol", runServe},
+		{"put", "land domain records in the inbox (from flags or files)", runPut},
+		{"compact", "merge the inbox into shards (one, all, or as a looping worker)", runCompact},
 		{"version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "dhsi", version)
 			return nil

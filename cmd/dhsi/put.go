@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/store"
+	"github.com/dhsi/dhsi/usv"
+)
+
+func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("put", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fs)
+	parallel := fs.Int("parallel", 8, "inbox objects written concurrently")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage:
+  dhsi put [flags] field=value ...     one record, e.g. domain=example.com company_name="Example Inc"
+  dhsi put [flags] FILE ...            records from .usv, .csv, .tsv or .jsonl files (- for USV on stdin)
+
+Writes each domain's records to its inbox object indexes/domains/{domain}.usv,
+merging with what is there (the latest updated_at wins), exactly as a worker
+would. updated_at defaults to now. A record that cannot be written is reported
+and the rest proceed; the exit status is 1 if any was rejected.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: give field=value pairs or files", errUsage)
+	}
+	log, err := newLogger(stderr, "warn")
+	if err != nil {
+		return err
+	}
+	var tables []compiler.Table
+	if strings.Contains(fs.Arg(0), "=") {
+		t, err := recordFromPairs(fs.Args())
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		tables = append(tables, t)
+	} else {
+		for _, f := range fs.Args() {
+			t, err := readRecordsFile(f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+			tables = append(tables, t)
+		}
+	}
+	st, err := sf.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	byDomain, rejected := groupByDomain(tables, stderr)
+	written, failed := writeInbox(ctx, st, byDomain, *parallel, stderr)
+	fmt.Fprintf(stdout, "records %d, domains written %d, rejected %d\n", countRows(tables), written, rejected+failed)
+	if rejected+failed > 0 {
+		return fmt.Errorf("%d records rejected", rejected+failed)
+	}
+	return nil
+}
+
+func recordFromPairs(pairs []string) (compiler.Table, error) {
+	var t compiler.Table
+	var row []string
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return t, fmt.Errorf("%q is not field=value", p)
+		}
+		t.Header = append(t.Header, k)
+		row = append(row, v)
+	}
+	t.Rows = [][]string{row}
+	return withUpdatedAt(t), nil
+}
+
+// withUpdatedAt adds updated_at = now to records that lack the field.
+func withUpdatedAt(t compiler.Table) compiler.Table {
+	for _, h := range t.Header {
+		if h == compiler.UpdatedAtField {
+			return t
+		}
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	t.Header = append(t.Header, compiler.UpdatedAtField)
+	for i := range t.Rows {
+		t.Rows[i] = append(t.Rows[i], now)
+	}
+	return t
+}
+
+func readRecordsFile(path string) (compiler.Table, error) {
+	var r io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return compiler.Table{}, err
+		}
+		defer f.Close()
+		r = f
+	}
+	var t compiler.Table
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".usv", "":
+		recs, err := usv.NewReader(r).ReadAll()
+		if err != nil {
+			return t, err
+		}
+		if len(recs) == 0 {
+			return t, fmt.Errorf("no header record")
+		}
+		t = compiler.Table{Header: recs[0], Rows: recs[1:]}
+	case ".csv", ".tsv":
+		cr := csv.NewReader(r)
+		if ext == ".tsv" {
+			cr.Comma = '\t'
+		}
+		recs, err := cr.ReadAll()
+		if err != nil {
+			return t, err
+		}
+		if len(recs) == 0 {
+			return t, fmt.Errorf("no header line")
+		}
+		t = compiler.Table{Header: recs[0], Rows: recs[1:]}
+	case ".jsonl", ".ndjson":
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		var objs []map[string]any
+		cols := map[string]bool{}
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				return t, fmt.Errorf("line %d: %w", n, err)
+			}
+			for k := range m {
+				cols[k] = true
+			}
+			objs = append(objs, m)
+		}
+		if err := sc.Err(); err != nil {
+			return t, err
+		}
+		for k := range cols {
+			t.Header = append(t.Header, k)
+		}
+		sort.Strings(t.Header)
+		for _, m := range objs {
+			row := make([]string, len(t.Header))
+			for i, k := range t.Header {
+				switch v := m[k].(type) {
+				case nil:
+				case string:
+					row[i] = v
+				default:
+					b, _ := json.Marshal(v)
+					row[i] = string(b)
+				}
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	default:
+		return t, fmt.Errorf("unknown file type %q: want .usv, .csv, .tsv or .jsonl", ext)
+	}
+	return withUpdatedAt(t), nil
+}
+
+func countRows(ts []compiler.Table) int {
+	n := 0
+	for _, t := range ts {
+		n += len(t.Rows)
+	}
+	return n
+}
+
+func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compiler.Table, int) {
+	out := map[string]compiler.Table{}
+	rejected := 0
+	for _, t := range tables {
+		di := -1
+		for i, h := range t.Header {
+			if h == compiler.DomainField {
+				di = i
+			}
+		}
+		for n, row := range t.Rows {
+			if di < 0 || len(row) != len(t.Header) {
+				fmt.Fprintf(stderr, "record %d: no domain field or wrong number of fields\n", n+1)
+				rejected++
+				continue
+			}
+			// DNS names are case-insensitive and a trailing dot is the root:
+			// one domain, one inbox object
+			d := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(row[di])), ".")
+			row = append([]string(nil), row...)
+			row[di] = d
+			if err := compiler.ValidateDomain(d); err != nil {
+				fmt.Fprintf(stderr, "record %d: %v\n", n+1, err)
+				rejected++
+				continue
+			}
+			g := out[d]
+			if g.Header == nil {
+				g.Header = t.Header
+			}
+			if strings.Join(g.Header, "\x00") != strings.Join(t.Header, "\x00") {
+				// records of one domain from files with other headers go separately
+				key := d + "\x00" + strings.Join(t.Header, "\x00")
+				h := out[key]
+				h.Header = t.Header
+				h.Rows = append(h.Rows, row)
+				out[key] = h
+				continue
+			}
+			g.Rows = append(g.Rows, row)
+			out[d] = g
+		}
+	}
+	return out, rejected
+}
+
+func writeInbox(ctx context.Context, st store.Store, byDomain map[string]compiler.Table, parallel int, stderr io.Writer) (written, failed int) {
+	if parallel < 1 {
+		parallel = 1
+	}
+	var mu sync.Mutex
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for key, t := range byDomain {
+		domain, _, _ := strings.Cut(key, "\x00")
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := compiler.WriteInbox(ctx, st, compiler.DefaultSchemaFields, domain, t)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: %v\n", domain, err)
+				failed += len(t.Rows)
+				return
+			}
+			written++
+		}()
+	}
+	wg.Wait()
+	return written, failed
+}
