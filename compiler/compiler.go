@@ -254,7 +254,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		res.RecordsAfter = res.RecordsBefore
 		return res, nil
 	}
-	out, err := Merge(OutputHeader(c.cfg.SchemaFields, tables...), tables...)
+	out, err := Merge(OutputHeader(c.cfg.SchemaFields, tables...), len(c.cfg.SchemaFields), tables...)
 	if err != nil {
 		return res, err
 	}

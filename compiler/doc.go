@@ -33,8 +33,9 @@
 //
 // Merge rule (shared with the SQL view "domains", so readers and compilers
 // agree): for one domain the record with the latest updated_at wins; on equal
-// updated_at the record whose units joined by U+241F are greater in byte
-// order wins. A record without a valid updated_at loses to any with one.
+// updated_at the record whose schema-field units, in schema order, joined by
+// U+241F (TieBreakKey) are greater in byte order wins. A record without a
+// valid updated_at loses to any with one.
 //
 // Plan (pure) is kept apart from Execute (I/O): Merge computes a shard from
 // its inputs and has no side effects.

@@ -51,7 +51,7 @@ func WriteInbox(ctx context.Context, st store.Store, schemaFields []string, doma
 		default:
 			return fmt.Errorf("read inbox %s: %w", key, err)
 		}
-		out, err := Merge(OutputHeader(schemaFields, inputs...), inputs...)
+		out, err := Merge(OutputHeader(schemaFields, inputs...), len(schemaFields), inputs...)
 		if err != nil {
 			return err
 		}

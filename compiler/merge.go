@@ -96,16 +96,26 @@ type version struct {
 }
 
 // newer reports whether a beats b under the merge rule of the package
-// comment.
-func newer(a, b version) bool {
+// comment; k is the number of schema fields at the front of the units.
+func newer(a, b version, k int) bool {
 	if a.valid != b.valid {
 		return a.valid
 	}
 	if a.valid && !a.updated.Equal(b.updated) {
 		return a.updated.After(b.updated)
 	}
-	return strings.Join(a.units, "\u241F") > strings.Join(b.units, "\u241F")
+	if ta, tb := TieBreakKey(a.units[:k]), TieBreakKey(b.units[:k]); ta != tb {
+		return ta > tb
+	}
+	// equal in every schema field: the extra columns decide, which no
+	// reader can observe (views show schema fields only)
+	return TieBreakKey(a.units[k:]) > TieBreakKey(b.units[k:])
 }
+
+// TieBreakKey is the value compared when two records of a domain have the
+// same updated_at: the schema fields' units, in schema order, joined by
+// U+241F. The server's "domains" view orders by the same key.
+func TieBreakKey(units []string) string { return strings.Join(units, "\u241F") }
 
 // OutputHeader is the header of a merged shard: the schema's fields in
 // schema order, then any other field seen in the inputs, sorted, so no
@@ -134,11 +144,18 @@ func OutputHeader(schemaFields []string, inputs ...Table) []string {
 // Every input must have domain and updated_at columns (ValidateInbox checks
 // inbox tables before they get here); shard rows with an empty domain are
 // carried through unchanged at the front, never dropped.
-func Merge(header []string, inputs ...Table) (Table, error) {
+//
+// The first schemaFields columns of header are the schema's fields (see
+// OutputHeader); they alone decide ties that no reader could otherwise
+// reproduce.
+func Merge(header []string, schemaFields int, inputs ...Table) (Table, error) {
 	di := indexOf(header, DomainField)
 	ui := indexOf(header, UpdatedAtField)
 	if di < 0 || ui < 0 {
 		return Table{}, fmt.Errorf("output header lacks %q or %q", DomainField, UpdatedAtField)
+	}
+	if schemaFields < 0 || schemaFields > len(header) {
+		return Table{}, fmt.Errorf("schema field count %d out of range", schemaFields)
 	}
 	best := map[string]version{}
 	var orphans [][]string
@@ -161,7 +178,7 @@ func Merge(header []string, inputs ...Table) (Table, error) {
 			}
 			t, ok := ParseTimestamp(units[ui])
 			v := version{units: units, updated: t, valid: ok}
-			if cur, seen := best[d]; !seen || newer(v, cur) {
+			if cur, seen := best[d]; !seen || newer(v, cur, schemaFields) {
 				best[d] = v
 			}
 		}

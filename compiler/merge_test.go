@@ -35,7 +35,7 @@ func TestMerge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Merge(c.header, c.inputs...)
+			got, err := Merge(c.header, len(c.header), c.inputs...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +43,7 @@ func TestMerge(t *testing.T) {
 				t.Fatalf("got %q, want %q", got.Rows, c.want)
 			}
 			// merging the result again changes nothing (idempotence, I3)
-			again, _ := Merge(c.header, got, got)
+			again, _ := Merge(c.header, len(c.header), got, got)
 			if !reflect.DeepEqual(again.Rows, got.Rows) {
 				t.Fatalf("re-merge changed the result: %q", again.Rows)
 			}
