@@ -111,6 +111,9 @@ type InboxError struct {
 	Reason string
 }
 
+// ShardOf returns the shard of a domain under this compiler's layout.
+func (c *Compiler) ShardOf(domain string) string { return c.cfg.Layout.Of(domain) }
+
 // Pending lists the inbox once and groups its objects by shard (I5).
 // Objects whose key is not a valid domain are reported under shard "".
 func (c *Compiler) Pending(ctx context.Context) (map[string][]store.Attrs, error) {

@@ -129,6 +129,11 @@ func (e *Engine) setup(ctx context.Context, shimSQL []string) error {
 		}
 		pending = next
 	}
+	// the pool may hand this connection to Init hooks: give it back the
+	// database's own default schema
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("USE %s.main", quoteIdent(e.Name))); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -517,6 +517,14 @@ func (p *prepared) describeDuck(clientOIDs []uint32) error {
 		}
 	}
 	st, _ := p.stmt.StatementType()
+	if st == duckdb.STATEMENT_TYPE_CALL && n > 0 {
+		// DuckDB binds a table function only once its arguments are known, so
+		// it cannot describe the result here; running it to find out would run
+		// a procedure's side effects for a result the client cannot accept
+		return &Error{Severity: "ERROR", Code: codes.FeatureNotSupported,
+			Message: "CALL with $n parameters is not supported: the procedure's result cannot be described before its arguments are known",
+			Hint:    "pass the arguments as literals, e.g. CALL compact_shard('5e')"}
+	}
 	p.duckType = st
 	count, err := p.stmt.ColumnCount()
 	if err != nil {
@@ -682,6 +690,16 @@ func (s *session) runDuck(ctx context.Context, pt *portal, maxRows int64) error 
 		if err != nil {
 			done()
 			return err
+		}
+		if got := len(rows.Columns()); got != len(p.cols) {
+			// DuckDB could not describe the result before the parameters were
+			// known (e.g. a table function taking $1); the client was already
+			// told another shape, so the rows cannot be sent
+			rows.Close()
+			done()
+			return &Error{Severity: "ERROR", Code: codes.FeatureNotSupported,
+				Message: fmt.Sprintf("the result of this statement has %d columns, but before its parameters were bound DuckDB described %d", got, len(p.cols)),
+				Hint:    "pass this argument as a literal instead of a $n parameter (or use the simple query protocol)"}
 		}
 		pt.rows, pt.cancel = rows, done
 		if stmt == p.stmt {

@@ -10,12 +10,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/migrations"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/sqlserver"
+	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/udf"
 )
 
@@ -39,6 +43,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tlsCert     = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
 		tlsKey      = fs.String("tls-key", "", "TLS private key (PEM)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
+		refresh     = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
 		users       multiFlag
 	)
 	fs.Var(&users, "user", "name:password of a user (repeatable); enables SCRAM-SHA-256 authentication")
@@ -83,6 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return fmt.Errorf("create cache dir: %w", err)
 	}
+	var domains *catalog.Domains
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
 		Server: sqlserver.Config{Listen: *listen, Users: passwords, TLSCert: *tlsCert, TLSKey: *tlsKey},
 		Engine: sqlserver.EngineConfig{
@@ -94,6 +100,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Init: []func(context.Context, *sql.DB) error{
 			func(ctx context.Context, db *sql.DB) error { return migrations.Apply(ctx, db) },
 			func(ctx context.Context, db *sql.DB) error { return udf.Register(ctx, db, shard.Default()) },
+			func(ctx context.Context, db *sql.DB) error {
+				d, err := catalog.OpenDomains(ctx, st, db, log)
+				if err != nil {
+					return fmt.Errorf("domain records: %w", err)
+				}
+				domains = d
+				return udf.RegisterProcedures(ctx, db, domainProcedures(st, d, log))
+			},
 		},
 		Log: log,
 	})
@@ -106,6 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx) }()
+	go refreshLoop(ctx, domains, *refresh, log)
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
@@ -139,3 +154,59 @@ func hostOf(addr string) string {
 }
 
 func portOf(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
+
+// domainProcedures wires CALL compact_shard / compact_all / inbox_put to the
+// store, with the schema the server loaded.
+func domainProcedures(st store.Store, d *catalog.Domains, log *slog.Logger) udf.Procedures {
+	return udf.Procedures{
+		Compiler: func() (*compiler.Compiler, error) {
+			return compiler.New(st, compiler.Config{SchemaFields: d.SchemaFields()}, log)
+		},
+		PutInbox: func(ctx context.Context, domain string, fields map[string]string) (string, error) {
+			if _, ok := fields[compiler.DomainField]; !ok {
+				fields[compiler.DomainField] = domain
+			}
+			if fields[compiler.DomainField] != domain {
+				return "", fmt.Errorf("inbox_put: the record's domain %q differs from %q", fields[compiler.DomainField], domain)
+			}
+			if _, ok := fields[compiler.UpdatedAtField]; !ok {
+				fields[compiler.UpdatedAtField] = time.Now().UTC().Format(time.RFC3339Nano)
+			}
+			t := compiler.Table{}
+			for k := range fields {
+				t.Header = append(t.Header, k)
+			}
+			sort.Strings(t.Header)
+			row := make([]string, len(t.Header))
+			for i, k := range t.Header {
+				row[i] = fields[k]
+			}
+			t.Rows = [][]string{row}
+			if err := compiler.WriteInbox(ctx, st, d.SchemaFields(), domain, t); err != nil {
+				return "", err
+			}
+			return compiler.InboxKey(domain), nil
+		},
+		Changed: d.Refresh,
+	}
+}
+
+// refreshLoop keeps the server's views in step with what other processes
+// write to the store.
+func refreshLoop(ctx context.Context, d *catalog.Domains, every time.Duration, log *slog.Logger) {
+	if d == nil || every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := d.Refresh(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("refresh domain records", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,497 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/store"
+	"github.com/dhsi/dhsi/tableschema"
+)
+
+// Domains serves the domain-record index (issue 3) to SQL. It mirrors the
+// shards and the pending inbox into DuckDB tables of raw text, refreshed
+// from the store, and defines typed views over them:
+//
+//	domains          one row per domain: latest updated_at wins across shards
+//	                 and inbox, ties broken by compiler.TieBreakKey
+//	domains_shards   every shard record, typed
+//	domains_inbox    every pending inbox record, typed
+//	domain_errors    (file, record, field, reason) for what fails the schema
+//
+// Invariants:
+//   - The mirror holds, for every object key it lists, exactly the rows of
+//     the object version whose ETag it records (dhsi_cache.objects): a
+//     refresh replaces an object's rows and its ETag in one transaction.
+//   - Ordering keys are computed in Go with the compiler's own functions
+//     (compiler.ParseTimestamp, compiler.TieBreakKey), so the view and the
+//     compiler always pick the same record.
+//
+// The DuckDB file is a cache: deleting it loses nothing; the next refresh
+// rebuilds it from the store.
+type Domains struct {
+	st  store.Store
+	db  *sql.DB
+	log *slog.Logger
+
+	mu     sync.Mutex // serialises Refresh; guards the fields below
+	pkg    *tableschema.Package
+	fields []string // schema field names, in order (mirror columns)
+	known  map[string]store.ETag
+}
+
+// SchemaFields returns the current schema's field names.
+func (d *Domains) SchemaFields() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.fields...)
+}
+
+// Package returns the current data package.
+func (d *Domains) Package() *tableschema.Package {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.pkg
+}
+
+// LoadPackage reads indexes/domains/datapackage.json, writing the design's
+// default (create-only, so concurrent servers agree) when the store has none.
+func LoadPackage(ctx context.Context, st store.Store) (*tableschema.Package, error) {
+	b, _, err := store.ReadAll(ctx, st, compiler.SchemaKey)
+	if errors.Is(err, store.ErrNotFound) {
+		def := tableschema.DefaultDomainPackage()
+		body, err := json.MarshalIndent(def, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := st.Put(ctx, compiler.SchemaKey, bytes.NewReader(body), store.Cond{IfNoneMatch: true}); err != nil && !errors.Is(err, store.ErrPreconditionFailed) {
+			return nil, fmt.Errorf("write default %s: %w", compiler.SchemaKey, err)
+		}
+		b, _, err = store.ReadAll(ctx, st, compiler.SchemaKey)
+		if err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read %s: %w", compiler.SchemaKey, err)
+	}
+	pkg, err := tableschema.ParsePackage(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", compiler.SchemaKey, err)
+	}
+	if len(pkg.Resources) == 0 || pkg.Resources[0].Schema == nil {
+		return nil, fmt.Errorf("%s: resources[0].schema: missing", compiler.SchemaKey)
+	}
+	return pkg, nil
+}
+
+// SchemaOf returns the schema DHSI types shard records with: the first
+// resource's, which must have domain and updated_at fields.
+func SchemaOf(pkg *tableschema.Package) (*tableschema.Schema, error) {
+	s := pkg.Resources[0].Schema
+	var names []string
+	for _, f := range s.Fields {
+		names = append(names, f.Name)
+	}
+	for _, want := range []string{compiler.DomainField, compiler.UpdatedAtField} {
+		if indexOf(names, want) < 0 {
+			return nil, fmt.Errorf("%s: resources[0].schema.fields: no %q field", compiler.SchemaKey, want)
+		}
+	}
+	return s, nil
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// OpenDomains loads the schema, creates the mirror and the views, and runs a
+// first refresh.
+func OpenDomains(ctx context.Context, st store.Store, db *sql.DB, log *slog.Logger) (*Domains, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pkg, err := LoadPackage(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	d := &Domains{st: st, db: db, log: log, known: map[string]store.ETag{}}
+	if err := d.install(ctx, pkg); err != nil {
+		return nil, err
+	}
+	if err := d.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+const mirrorSchema = "dhsi_cache"
+
+// install (re)creates the mirror tables for pkg's schema and the views.
+func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
+	sch, err := SchemaOf(pkg)
+	if err != nil {
+		return err
+	}
+	var fields, cols, typed []string
+	for _, f := range sch.Fields {
+		fields = append(fields, f.Name)
+		cols = append(cols, quoteIdent(f.Name)+" VARCHAR")
+		cast, err := tableschema.DuckDBCast(f, "r."+quoteIdent(f.Name))
+		if err != nil {
+			// a format DuckDB cannot express: keep the raw text, and say so
+			d.log.Warn("schema field kept as text in SQL", "field", f.Name, "err", err)
+			cast = "r." + quoteIdent(f.Name)
+		}
+		typed = append(typed, cast+" AS "+quoteIdent(f.Name))
+	}
+	sig := strings.Join(cols, ", ")
+	stmts := []string{
+		"CREATE SCHEMA IF NOT EXISTS " + mirrorSchema,
+		"CREATE TABLE IF NOT EXISTS " + mirrorSchema + ".meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+	}
+	for _, s := range stmts {
+		if _, err := d.db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("create mirror: %w", err)
+		}
+	}
+	var oldSig string
+	_ = d.db.QueryRowContext(ctx, "SELECT value FROM "+mirrorSchema+".meta WHERE key = 'columns'").Scan(&oldSig)
+	if oldSig != sig {
+		// the schema changed (or first start): rebuild the mirror from the store
+		for _, s := range []string{
+			"DROP TABLE IF EXISTS " + mirrorSchema + ".rows",
+			"DROP TABLE IF EXISTS " + mirrorSchema + ".objects",
+			"DROP TABLE IF EXISTS " + mirrorSchema + ".errors",
+			"CREATE TABLE " + mirrorSchema + ".rows (_source VARCHAR, _key VARCHAR, _record INTEGER, _updated_at TIMESTAMPTZ, _tiebreak VARCHAR, " + sig + ")",
+			"CREATE TABLE " + mirrorSchema + ".objects (key VARCHAR PRIMARY KEY, etag VARCHAR)",
+			"CREATE TABLE " + mirrorSchema + ".errors (file VARCHAR, record INTEGER, field VARCHAR, reason VARCHAR)",
+			"INSERT OR REPLACE INTO " + mirrorSchema + ".meta VALUES ('columns', " + quoteLiteral(sig) + ")",
+		} {
+			if _, err := d.db.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("create mirror: %w", err)
+			}
+		}
+	}
+	known := map[string]store.ETag{}
+	rows, err := d.db.QueryContext(ctx, "SELECT key, etag FROM "+mirrorSchema+".objects")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var k, e string
+		if err := rows.Scan(&k, &e); err != nil {
+			rows.Close()
+			return err
+		}
+		known[k] = store.ETag(e)
+	}
+	rows.Close()
+
+	sel := strings.Join(typed, ", ")
+	views := []struct{ name, sql, comment string }{
+		{"domains_shards", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r WHERE r._source = 'shard'",
+			"dhsi: every record of the compacted shards, typed by datapackage.json"},
+		{"domains_inbox", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r WHERE r._source = 'inbox'",
+			"dhsi: every record waiting in the inbox, typed by datapackage.json"},
+		{"domains", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r WHERE r._source IN ('shard', 'inbox') " +
+			"QUALIFY row_number() OVER (PARTITION BY r.domain ORDER BY r._updated_at DESC NULLS LAST, r._tiebreak DESC) = 1",
+			"dhsi: one row per domain; the latest updated_at wins across shards and inbox"},
+		{"domain_errors", "SELECT file, record, field, reason FROM " + mirrorSchema + ".errors",
+			"dhsi: records and files that fail the schema: file, record number, field, reason"},
+	}
+	for _, v := range views {
+		for _, s := range []string{
+			"CREATE OR REPLACE VIEW public." + v.name + " AS " + v.sql,
+			"COMMENT ON VIEW public." + v.name + " IS " + quoteLiteral(v.comment),
+		} {
+			if _, err := d.db.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("create view %s: %w", v.name, err)
+			}
+		}
+	}
+	d.mu.Lock()
+	d.pkg, d.fields, d.known = pkg, fields, known
+	d.mu.Unlock()
+	return nil
+}
+
+// Refresh brings the mirror up to date with the store: one listing of
+// indexes/domains/, then a fetch of each object whose ETag changed.
+func (d *Domains) Refresh(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	current := map[string]store.ETag{}
+	err := d.st.List(ctx, compiler.InboxPrefix, func(a store.Attrs) error {
+		if sourceOf(a.Key) != "" {
+			current[a.Key] = a.ETag
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list %s: %w", compiler.InboxPrefix, err)
+	}
+	var changed, removed []string
+	for k, e := range current {
+		if d.known[k] != e {
+			changed = append(changed, k)
+		}
+	}
+	for k := range d.known {
+		if _, ok := current[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+	if len(changed) == 0 && len(removed) == 0 {
+		return nil
+	}
+	sort.Strings(changed)
+	loaded, err := d.fetch(ctx, changed)
+	if err != nil {
+		return err
+	}
+	if err := d.apply(ctx, loaded, removed); err != nil {
+		return err
+	}
+	for _, k := range removed {
+		delete(d.known, k)
+	}
+	for _, o := range loaded {
+		d.known[o.key] = o.etag
+	}
+	return nil
+}
+
+// sourceOf classifies a key under indexes/domains/: "shard", "inbox" or "".
+func sourceOf(key string) string {
+	if _, ok := compiler.DomainOfInboxKey(key); ok {
+		return "inbox"
+	}
+	if rest, ok := strings.CutPrefix(key, compiler.ShardPrefix); ok && strings.HasSuffix(rest, ".usv") && !strings.Contains(rest, "/") && !strings.HasPrefix(rest, ".") {
+		return "shard"
+	}
+	return ""
+}
+
+type loadedObject struct {
+	key    string
+	etag   store.ETag
+	rows   [][]any
+	errors [][]any
+}
+
+// fetch reads and parses objects, 8 at a time.
+func (d *Domains) fetch(ctx context.Context, keys []string) ([]loadedObject, error) {
+	out := make([]loadedObject, len(keys))
+	sch, err := SchemaOf(d.pkg)
+	if err != nil {
+		return nil, err
+	}
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	var firstErr error
+	var mu sync.Mutex
+	for i, k := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			b, a, err := store.ReadAll(ctx, d.st, k)
+			if errors.Is(err, store.ErrNotFound) {
+				out[i] = loadedObject{key: k} // gone since the listing: no rows
+				return
+			}
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = fmt.Errorf("read %s: %w", k, err)
+				}
+				mu.Unlock()
+				return
+			}
+			out[i] = d.parse(k, a.ETag, b, sch)
+		}()
+	}
+	wg.Wait()
+	return out, firstErr
+}
+
+// parse turns one object into mirror rows and error rows. Nothing is
+// dropped silently: a file that does not parse is one error row.
+func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.Schema) loadedObject {
+	o := loadedObject{key: key, etag: etag}
+	source := sourceOf(key)
+	t, err := compiler.ParseTable(b)
+	if err != nil {
+		o.errors = append(o.errors, []any{key, int32(0), "", err.Error()})
+		return o
+	}
+	pos := make([]int, len(d.fields))
+	for i, f := range d.fields {
+		pos[i] = indexOf(t.Header, f)
+	}
+	ui := indexOf(d.fields, compiler.UpdatedAtField)
+	checker, err := sch.NewRowChecker()
+	if err == nil {
+		_, err = checker.SetHeader(t.Header)
+	}
+	if err != nil {
+		o.errors = append(o.errors, []any{key, int32(0), "", err.Error()})
+		return o
+	}
+	for n, r := range t.Rows {
+		units := make([]string, len(d.fields))
+		for i, p := range pos {
+			if p >= 0 {
+				units[i] = r[p]
+			}
+		}
+		var updated any
+		if ts, ok := compiler.ParseTimestamp(units[ui]); ok {
+			updated = ts
+		}
+		row := []any{source, key, int32(n + 2), updated, compiler.TieBreakKey(units)}
+		for _, u := range units {
+			row = append(row, u)
+		}
+		o.rows = append(o.rows, row)
+		_, ferrs := checker.Check(r)
+		for _, fe := range ferrs {
+			o.errors = append(o.errors, []any{key, int32(n + 2), fe.Field, fe.Error()})
+		}
+	}
+	return o
+}
+
+// apply replaces the mirror rows of changed and removed objects in one
+// transaction.
+func (d *Domains) apply(ctx context.Context, loaded []loadedObject, removed []string) error {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	var keys []string
+	keys = append(keys, removed...)
+	for _, o := range loaded {
+		keys = append(keys, o.key)
+	}
+	if len(keys) > 0 {
+		if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE dhsi_refresh_keys (key VARCHAR)"); err != nil {
+			return err
+		}
+		if err := appendRows(ctx, conn, "temp", "main", "dhsi_refresh_keys", func(a *duckdb.Appender) error {
+			for _, k := range keys {
+				if err := a.AppendRow(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, t := range []string{"rows WHERE _key", "errors WHERE file", "objects WHERE key"} {
+			if _, err := conn.ExecContext(ctx, "DELETE FROM "+mirrorSchema+"."+t+" IN (SELECT key FROM temp.main.dhsi_refresh_keys)"); err != nil {
+				return err
+			}
+		}
+	}
+	if err := appendRows(ctx, conn, "", mirrorSchema, "rows", func(a *duckdb.Appender) error {
+		for _, o := range loaded {
+			for _, r := range o.rows {
+				if err := a.AppendRow(toDriver(r)...); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("mirror rows: %w", err)
+	}
+	if err := appendRows(ctx, conn, "", mirrorSchema, "errors", func(a *duckdb.Appender) error {
+		for _, o := range loaded {
+			for _, r := range o.errors {
+				if err := a.AppendRow(toDriver(r)...); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("mirror errors: %w", err)
+	}
+	if err := appendRows(ctx, conn, "", mirrorSchema, "objects", func(a *duckdb.Appender) error {
+		for _, o := range loaded {
+			if o.etag == "" {
+				continue
+			}
+			if err := a.AppendRow(o.key, string(o.etag)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("mirror objects: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+func toDriver(r []any) []driver.Value {
+	out := make([]driver.Value, len(r))
+	for i, v := range r {
+		if t, isTime := v.(time.Time); isTime {
+			out[i] = t
+			continue
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func appendRows(ctx context.Context, conn *sql.Conn, catalog, schema, table string, fill func(*duckdb.Appender) error) error {
+	return conn.Raw(func(dc any) error {
+		a, err := duckdb.NewAppender(dc.(driver.Conn), catalog, schema, table)
+		if err != nil {
+			return err
+		}
+		if err := fill(a); err != nil {
+			a.Close()
+			return err
+		}
+		return a.Close()
+	})
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

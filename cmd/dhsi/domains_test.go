@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+func one[T any](t *testing.T, c *pgx.Conn, sql string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := c.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return v
+}
+
+func TestDomainRecordsThroughSQL(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	url := startServe(t, "--store", dir, "--refresh-interval", "200ms")
+	c := connect(t, url)
+
+	t.Run("a record written with inbox_put is visible at once, typed", func(t *testing.T) {
+		var domain, shard, key string
+		err := c.QueryRow(ctx, `CALL inbox_put('Example.COM.', '{"company_name": "Example Inc", "scraper_version": 3, "updated_at": "2024-05-01T10:00:00Z"}')`).Scan(&domain, &shard, &key)
+		if err != nil || domain != "example.com" || shard != "a3" || key != "indexes/domains/example.com.usv" {
+			t.Fatalf("inbox_put: %q %q %q %v", domain, shard, key, err)
+		}
+		rows, err := c.Query(ctx, "SELECT domain, company_name, scraper_version, updated_at FROM domains WHERE domain = $1", "example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			d, name string
+			ver     int64
+			at      time.Time
+		)
+		n := 0
+		for rows.Next() {
+			n++
+			if err := rows.Scan(&d, &name, &ver, &at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fds := rows.FieldDescriptions()
+		if n != 1 || name != "Example Inc" || ver != 3 || !at.Equal(time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)) {
+			t.Fatalf("domains: %d rows, %q %d %v", n, name, ver, at)
+		}
+		if fds[2].DataTypeOID != 20 || fds[3].DataTypeOID != 1184 {
+			t.Fatalf("scraper_version is oid %d (want int8 20), updated_at %d (want timestamptz 1184)", fds[2].DataTypeOID, fds[3].DataTypeOID)
+		}
+		if got := one[int64](t, c, "SELECT count(*) FROM domains_inbox"); got != 1 {
+			t.Fatalf("domains_inbox has %d rows", got)
+		}
+	})
+
+	t.Run("CALL compact_shard moves the record into its shard", func(t *testing.T) {
+		var shard, status string
+		var merged, before, after, written int64
+		err := c.QueryRow(ctx, "SELECT shard, status, inbox_merged, records_before, records_after, bytes_written FROM compact_shard('a3')").
+			Scan(&shard, &status, &merged, &before, &after, &written)
+		if err != nil || shard != "a3" || status != "compacted" || merged != 1 || before != 0 || after != 1 || written == 0 {
+			t.Fatalf("compact_shard: %s %s merged=%d %d→%d bytes=%d err=%v", shard, status, merged, before, after, written, err)
+		}
+		if got := one[int64](t, c, "SELECT count(*) FROM domains_shards"); got != 1 {
+			t.Fatalf("domains_shards has %d rows", got)
+		}
+		if got := one[int64](t, c, "SELECT count(*) FROM domains_inbox"); got != 0 {
+			t.Fatalf("domains_inbox has %d rows after compaction", got)
+		}
+		// CALL works too, and a second call has nothing to do
+		rows, err := c.Query(ctx, "CALL compact_shard('a3')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vals []any
+		for rows.Next() {
+			vals, _ = rows.Values()
+		}
+		if rows.Err() != nil || len(vals) != 10 || vals[0] != "a3" || vals[1] != "nothing-to-do" {
+			t.Fatalf("CALL compact_shard: %v %v", vals, rows.Err())
+		}
+	})
+
+	t.Run("the latest updated_at wins across the shard and the pending inbox", func(t *testing.T) {
+		// older than the shard's record: must not win
+		if code := run(ctx, []string{"put", "--store", dir, "domain=example.com", "company_name=Older", "updated_at=2023-01-01T00:00:00Z"}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("dhsi put exit %d", code)
+		}
+		c.Exec(ctx, "CALL compact_all()") // nothing lost either way; refresh now
+		if got := one[string](t, c, "SELECT company_name FROM domains WHERE domain = 'example.com'"); got != "Example Inc" {
+			t.Fatalf("an older record won: %q", got)
+		}
+		// newer, written by another process: visible after the refresh interval
+		if code := run(ctx, []string{"put", "--store", dir, "domain=example.com", "company_name=Newer", "updated_at=2025-01-01T00:00:00Z"}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("dhsi put exit %d", code)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got := one[string](t, c, "SELECT company_name FROM domains WHERE domain = 'example.com'")
+			if got == "Newer" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a record written by another process never showed up: %q", got)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if got := one[int64](t, c, "SELECT count(*) FROM domains"); got != 1 {
+			t.Fatalf("domains has %d rows for one domain", got)
+		}
+	})
+
+	t.Run("records and files that fail the schema are listed in domain_errors and kept", func(t *testing.T) {
+		var domain string
+		if err := c.QueryRow(ctx, `CALL inbox_put('bad.example', '{"scraper_version": "lots"}')`).Scan(&domain, new(string), new(string)); err != nil {
+			t.Fatal(err)
+		}
+		var file, field, reason string
+		var record int32
+		err := c.QueryRow(ctx, "SELECT file, record, field, reason FROM domain_errors WHERE file LIKE '%bad.example%'").Scan(&file, &record, &field, &reason)
+		if err != nil || field != "scraper_version" || record != 2 || !strings.Contains(reason, "lots") {
+			t.Fatalf("domain_errors: %q %d %q %q %v", file, record, field, reason, err)
+		}
+		if got := one[*int64](t, c, "SELECT scraper_version FROM domains WHERE domain = 'bad.example'"); got != nil {
+			t.Fatalf("an uncastable value must read as NULL, got %d", *got)
+		}
+	})
+
+	t.Run("a prepared CALL runs again each time it is executed", func(t *testing.T) {
+		for i := 0; i < 3; i++ { // pgx caches the prepared statement after the first
+			rows, err := c.Query(ctx, "CALL inbox_put('again.example', '{}')")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for rows.Next() {
+				n++
+			}
+			if rows.Err() != nil || n != 1 {
+				t.Fatalf("execution %d: %d rows, %v", i+1, n, rows.Err())
+			}
+		}
+	})
+
+	t.Run("CALL with a $n parameter is refused before it runs", func(t *testing.T) {
+		_, err := c.Exec(ctx, "CALL inbox_put($1, '{}')", "param.example")
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "0A000" {
+			t.Fatalf("CALL with a parameter: %v, want SQLSTATE 0A000", err)
+		}
+		if got := one[int64](t, c, "SELECT count(*) FROM domains WHERE domain = 'param.example'"); got != 0 {
+			t.Fatal("the refused CALL still wrote its record")
+		}
+	})
+
+	t.Run("shard_id agrees with the compiler", func(t *testing.T) {
+		if got := one[string](t, c, "SELECT shard_id('example.com')"); got != "a3" {
+			t.Fatalf("shard_id = %q", got)
+		}
+	})
+
+	t.Run("bad calls get clear errors and the session goes on", func(t *testing.T) {
+		for _, q := range []struct{ sql, says string }{
+			{"CALL compact_shard('zz')", "not a shard id"},
+			{"CALL inbox_put('example.com', 'not json')", "JSON object"},
+			{"CALL inbox_put('bad domain', '{}')", "domain"},
+		} {
+			_, err := c.Exec(ctx, q.sql)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || !strings.Contains(pe.Message, q.says) {
+				t.Errorf("%s: %v, want an error mentioning %q", q.sql, err, q.says)
+			}
+		}
+		if got := one[int32](t, c, "SELECT 1"); got != 1 {
+			t.Fatal("session unusable after errors")
+		}
+	})
+}

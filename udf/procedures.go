@@ -1,0 +1,223 @@
+package udf
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/compiler"
+)
+
+// Procedures are the side-effecting table functions that SQL reaches with
+// CALL: compact_shard('5e'), compact_all() and inbox_put(domain, json). They
+// do their work when the statement executes (on the first row requested),
+// never when it is prepared, so a client that prepares and then executes
+// runs it once.
+type Procedures struct {
+	// Compiler returns a compiler for the store and its current schema.
+	Compiler func() (*compiler.Compiler, error)
+	// PutInbox lands one record (field → text) for a domain.
+	PutInbox func(ctx context.Context, domain string, fields map[string]string) (key string, err error)
+	// Changed runs after a procedure wrote to the store, so the server's
+	// views show the result at once.
+	Changed func(ctx context.Context) error
+	// Timeout bounds one call (default 10 minutes).
+	Timeout time.Duration
+}
+
+// RegisterProcedures installs the procedures on db.
+func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
+	if p.Timeout == 0 {
+		p.Timeout = 10 * time.Minute
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	if err != nil {
+		return err
+	}
+	bigint, err := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	if err != nil {
+		return err
+	}
+	double, err := duckdb.NewTypeInfo(duckdb.TYPE_DOUBLE)
+	if err != nil {
+		return err
+	}
+	resultCols := []duckdb.ColumnInfo{
+		{Name: "shard", T: varchar}, {Name: "status", T: varchar},
+		{Name: "inbox_merged", T: bigint}, {Name: "inbox_kept", T: bigint},
+		{Name: "records_before", T: bigint}, {Name: "records_after", T: bigint},
+		{Name: "bytes_written", T: bigint}, {Name: "duration_ms", T: double},
+		{Name: "errors", T: bigint}, {Name: "error_detail", T: varchar},
+	}
+	resultRow := func(r compiler.Result) []any {
+		var details []string
+		for _, e := range r.Errors {
+			details = append(details, e.Key+": "+e.Reason)
+		}
+		return []any{r.Shard, r.Status, int64(r.InboxMerged), int64(r.InboxKept), int64(r.RecordsBefore),
+			int64(r.RecordsAfter), r.BytesWritten, float64(r.Duration.Microseconds()) / 1000, int64(len(r.Errors)), strings.Join(details, "\n")}
+	}
+	compactShard := duckdb.RowTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
+		BindArguments: func(named map[string]any, args ...any) (duckdb.RowTableSource, error) {
+			id, _ := args[0].(string)
+			return &lazyRows{cols: resultCols, run: func(ctx context.Context) ([][]any, error) {
+				c, err := p.Compiler()
+				if err != nil {
+					return nil, err
+				}
+				r, err := c.CompactShard(ctx, id)
+				if err != nil {
+					return nil, err
+				}
+				if r.Status == compiler.StatusCompacted && p.Changed != nil {
+					if err := p.Changed(ctx); err != nil {
+						return nil, fmt.Errorf("compacted, but refreshing the views failed: %w", err)
+					}
+				}
+				return [][]any{resultRow(r)}, nil
+			}, timeout: p.Timeout}, nil
+		},
+	}
+	compactAll := duckdb.RowTableFunction{
+		BindArguments: func(named map[string]any, args ...any) (duckdb.RowTableSource, error) {
+			return &lazyRows{cols: resultCols, run: func(ctx context.Context) ([][]any, error) {
+				c, err := p.Compiler()
+				if err != nil {
+					return nil, err
+				}
+				rs, err := c.CompactAll(ctx)
+				if p.Changed != nil {
+					if cerr := p.Changed(ctx); err == nil && cerr != nil {
+						err = fmt.Errorf("compacted, but refreshing the views failed: %w", cerr)
+					}
+				}
+				if err != nil {
+					return nil, err
+				}
+				var out [][]any
+				for _, r := range rs {
+					out = append(out, resultRow(r))
+				}
+				return out, nil
+			}, timeout: p.Timeout}, nil
+		},
+	}
+	inboxPut := duckdb.RowTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar}},
+		BindArguments: func(named map[string]any, args ...any) (duckdb.RowTableSource, error) {
+			domain, _ := args[0].(string)
+			record, _ := args[1].(string)
+			cols := []duckdb.ColumnInfo{{Name: "domain", T: varchar}, {Name: "shard", T: varchar}, {Name: "object_key", T: varchar}}
+			return &lazyRows{cols: cols, run: func(ctx context.Context) ([][]any, error) {
+				fields, err := recordFields(record)
+				if err != nil {
+					return nil, err
+				}
+				d := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(domain)), ".")
+				key, err := p.PutInbox(ctx, d, fields)
+				if err != nil {
+					return nil, err
+				}
+				if p.Changed != nil {
+					if err := p.Changed(ctx); err != nil {
+						return nil, fmt.Errorf("written, but refreshing the views failed: %w", err)
+					}
+				}
+				c, err := p.Compiler()
+				if err != nil {
+					return nil, err
+				}
+				return [][]any{{d, c.ShardOf(d), key}}, nil
+			}, timeout: p.Timeout}, nil
+		},
+	}
+	for name, f := range map[string]duckdb.RowTableFunction{"compact_shard": compactShard, "compact_all": compactAll, "inbox_put": inboxPut} {
+		if err := duckdb.RegisterTableUDF(conn, name, f); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// recordFields parses inbox_put's JSON object into field texts.
+func recordFields(s string) (map[string]string, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf(`inbox_put: the record must be a JSON object such as '{"company_name": "Example Inc", "scraper_version": 3}': %v`, err)
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			out[k] = ""
+		case string:
+			out[k] = x
+		case json.Number:
+			out[k] = x.String()
+		case bool:
+			out[k] = fmt.Sprint(x)
+		default:
+			b, _ := json.Marshal(x)
+			out[k] = string(b)
+		}
+	}
+	return out, nil
+}
+
+// lazyRows runs its work on the first FillRow: at execution, not at bind.
+// A panic in the work becomes the statement's error (package invariant).
+type lazyRows struct {
+	cols    []duckdb.ColumnInfo
+	run     func(ctx context.Context) ([][]any, error)
+	timeout time.Duration
+	rows    [][]any
+	done    bool
+	next    int
+}
+
+func (l *lazyRows) ColumnInfos() []duckdb.ColumnInfo     { return l.cols }
+func (l *lazyRows) Cardinality() *duckdb.CardinalityInfo { return nil }
+
+// Init runs at the start of every execution: a prepared CALL executed
+// again does its work again.
+func (l *lazyRows) Init() { l.done, l.rows, l.next = false, nil, 0 }
+
+func (l *lazyRows) FillRow(row duckdb.Row) (more bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			more, err = false, fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	if !l.done {
+		l.done = true
+		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+		defer cancel()
+		l.rows, err = l.run(ctx)
+		if err != nil {
+			return false, err
+		}
+	}
+	if l.next >= len(l.rows) {
+		return false, nil
+	}
+	for i, v := range l.rows[l.next] {
+		if err := duckdb.SetRowValue(row, i, v); err != nil {
+			return false, err
+		}
+	}
+	l.next++
+	return true, nil
+}
