@@ -154,6 +154,11 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
 		fields = append(fields, f.Name)
 		cols = append(cols, quoteIdent(f.Name)+" VARCHAR")
 		cast, err := tableschema.DuckDBCast(f, "r."+quoteIdent(f.Name))
+		if f.Name == compiler.DomainField {
+			// the key passes through untouched, so WHERE domain = $1 reaches
+			// the window's partition key and the ART index
+			cast, err = "r."+quoteIdent(f.Name), nil
+		}
 		if err != nil {
 			// a format DuckDB cannot express: keep the raw text, and say so
 			d.log.Warn("schema field kept as text in SQL", "field", f.Name, "err", err)
@@ -180,6 +185,9 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
 			"DROP TABLE IF EXISTS " + mirrorSchema + ".objects",
 			"DROP TABLE IF EXISTS " + mirrorSchema + ".errors",
 			"CREATE TABLE " + mirrorSchema + ".rows (_source VARCHAR, _key VARCHAR, _record INTEGER, _updated_at TIMESTAMPTZ, _tiebreak VARCHAR, " + sig + ")",
+			// point lookups (WHERE domain = $1) use the ART index: the mirror is
+			// appended shard by shard, so zone maps cannot prune by domain
+			"CREATE INDEX rows_domain ON " + mirrorSchema + ".rows (domain)",
 			"CREATE TABLE " + mirrorSchema + ".objects (key VARCHAR PRIMARY KEY, etag VARCHAR)",
 			"CREATE TABLE " + mirrorSchema + ".errors (file VARCHAR, record INTEGER, field VARCHAR, reason VARCHAR)",
 			"INSERT OR REPLACE INTO " + mirrorSchema + ".meta VALUES ('columns', " + quoteLiteral(sig) + ")",
@@ -210,7 +218,9 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
 			"dhsi: every record of the compacted shards, typed by datapackage.json"},
 		{"domains_inbox", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r WHERE r._source = 'inbox'",
 			"dhsi: every record waiting in the inbox, typed by datapackage.json"},
-		{"domains", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r WHERE r._source IN ('shard', 'inbox') " +
+		// no filter on _source here: every mirror row is a shard or an inbox
+		// record, and a second filter would keep DuckDB from an index scan
+		{"domains", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r " +
 			"QUALIFY row_number() OVER (PARTITION BY r.domain ORDER BY r._updated_at DESC NULLS LAST, r._tiebreak DESC) = 1",
 			"dhsi: one row per domain; the latest updated_at wins across shards and inbox"},
 		{"domain_errors", "SELECT file, record, field, reason FROM " + mirrorSchema + ".errors",

@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dhsi/dhsi/shard"
@@ -40,6 +41,9 @@ type Config struct {
 	LockTTL      time.Duration // default DefaultLockTTL
 	Layout       shard.Layout  // default shard.Default()
 	SchemaFields []string      // output fields in order; default DefaultSchemaFields
+	// Parallel bounds concurrent store requests of one compaction, and the
+	// shards CompactAll works on at once (default 16).
+	Parallel int
 }
 
 // Defaults fills unset fields.
@@ -58,6 +62,9 @@ func (c Config) Defaults() Config {
 	}
 	if len(c.SchemaFields) == 0 {
 		c.SchemaFields = DefaultSchemaFields
+	}
+	if c.Parallel <= 0 {
+		c.Parallel = 16
 	}
 	return c
 }
@@ -171,11 +178,17 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 		return nil, fmt.Errorf("list locks: %w", err)
 	}
 	sort.Strings(ids)
+	results := make([]Result, len(ids))
+	errs := make([]error, len(ids))
+	// shards are independent (each has its own lock and ETag), so a few run
+	// at once; each compaction has its own request parallelism too
+	forEach(len(ids), max(1, c.cfg.Parallel/4), func(i int) {
+		results[i], errs[i] = c.compact(ctx, ids[i], pending[ids[i]])
+	})
 	var out []Result
-	for _, id := range ids {
-		r, err := c.compact(ctx, id, pending[id])
-		if err != nil {
-			return out, fmt.Errorf("shard %s: %w", id, err)
+	for i, r := range results {
+		if errs[i] != nil {
+			return out, fmt.Errorf("shard %s: %w", ids[i], errs[i])
 		}
 		out = append(out, r)
 	}
@@ -225,32 +238,51 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		return res, fmt.Errorf("read shard: %w", err)
 	}
 
-	// Read each inbox object once; remember the ETag of the version read (I3).
+	// Read each inbox object once, Parallel at a time; remember the ETag of
+	// the version read (I3). Results keep the listing's order.
 	type merged struct {
 		key  string
 		etag store.ETag
 	}
-	var used []merged
-	tables := []Table{cur}
-	for _, a := range inbox {
+	type fetched struct {
+		t    Table
+		etag store.ETag
+		skip bool  // deleted meanwhile
+		bad  error // malformed (I4)
+		err  error // I/O
+	}
+	got := make([]fetched, len(inbox))
+	forEach(len(inbox), c.cfg.Parallel, func(i int) {
+		a := inbox[i]
 		b, ia, err := store.ReadAll(ctx, c.st, a.Key)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // merged and deleted by another compiler meanwhile
-		}
-		if err != nil {
-			return res, fmt.Errorf("read %s: %w", a.Key, err)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			got[i].skip = true // merged and deleted by another compiler meanwhile
+			return
+		case err != nil:
+			got[i].err = fmt.Errorf("read %s: %w", a.Key, err)
+			return
 		}
 		d, _ := DomainOfInboxKey(a.Key)
 		t, perr := ParseTable(b)
 		if perr == nil {
 			perr = ValidateInbox(t, d, id, c.cfg.Layout.Of)
 		}
-		if perr != nil { // I4: reported, kept, never blocks the shard
-			res.Errors = append(res.Errors, InboxError{Key: a.Key, Reason: perr.Error()})
-			continue
+		got[i] = fetched{t: t, etag: ia.ETag, bad: perr}
+	})
+	var used []merged
+	tables := []Table{cur}
+	for i, f := range got {
+		switch {
+		case f.err != nil:
+			return res, f.err
+		case f.skip:
+		case f.bad != nil: // I4: reported, kept, never blocks the shard
+			res.Errors = append(res.Errors, InboxError{Key: inbox[i].Key, Reason: f.bad.Error()})
+		default:
+			tables = append(tables, f.t)
+			used = append(used, merged{inbox[i].Key, f.etag})
 		}
-		tables = append(tables, t)
-		used = append(used, merged{a.Key, ia.ETag})
 	}
 	if len(used) == 0 {
 		res.Status = StatusNothingToDo
@@ -276,18 +308,26 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	// POINT OF NO RETURN: the shard holding every merged record is durable.
 	// Only now may inbox versions go, and only the versions merged (I3).
 	res.Status, res.BytesWritten, res.RecordsAfter = StatusCompacted, n, len(out.Rows)
-	for _, m := range used {
+	deleted := make([]bool, len(used))
+	forEach(len(used), c.cfg.Parallel, func(i int) {
+		m := used[i]
 		err := c.st.Delete(ctx, m.key, store.Cond{IfMatch: m.etag})
 		switch {
 		case err == nil:
-			res.InboxMerged++
+			deleted[i] = true
 		case errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrNotFound):
-			res.InboxKept++ // rewritten (or removed) since we read it
+			// rewritten (or removed) since we read it: kept for next time
 		default:
 			// the merged content is safe in the shard; the object stays and is
 			// merged again next time, which changes nothing
-			res.InboxKept++
 			c.log.Warn("delete merged inbox object", "key", m.key, "err", err)
+		}
+	})
+	for _, ok := range deleted {
+		if ok {
+			res.InboxMerged++
+		} else {
+			res.InboxKept++
 		}
 	}
 	return res, nil
@@ -394,4 +434,23 @@ func (c *Compiler) release(lk lock) {
 	if err != nil && !errors.Is(err, store.ErrPreconditionFailed) && !errors.Is(err, store.ErrNotFound) {
 		c.log.Warn("release lock", "key", lk.key, "err", err)
 	}
+}
+
+// forEach calls fn(0..n-1), at most parallel at a time, and waits.
+func forEach(n, parallel int, fn func(i int)) {
+	if parallel < 1 {
+		parallel = 1
+	}
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
 }

@@ -16,7 +16,7 @@ import (
 
 // startServe runs `dhsi serve args...` in-process and returns a connection
 // string for the address it prints.
-func startServe(t *testing.T, args ...string) string {
+func startServe(t testing.TB, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
