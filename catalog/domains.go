@@ -17,6 +17,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/tableschema"
 )
@@ -72,6 +73,11 @@ func LoadPackage(ctx context.Context, st store.Store) (*tableschema.Package, err
 	b, _, err := store.ReadAll(ctx, st, compiler.SchemaKey)
 	if errors.Is(err, store.ErrNotFound) {
 		def := tableschema.DefaultDomainPackage()
+		rec, _ := json.Marshal(layoutDoc{ShardWidth: shard.DefaultWidth})
+		if def.Extra == nil {
+			def.Extra = map[string]json.RawMessage{}
+		}
+		def.Extra[layoutProperty] = rec
 		body, err := json.MarshalIndent(def, "", "  ")
 		if err != nil {
 			return nil, err
@@ -94,6 +100,50 @@ func LoadPackage(ctx context.Context, st store.Store) (*tableschema.Package, err
 		return nil, fmt.Errorf("%s: resources[0].schema: missing", compiler.SchemaKey)
 	}
 	return pkg, nil
+}
+
+// layoutProperty is the custom datapackage.json property that records how
+// the index is sharded: {"dhsi": {"shard_width": 2}}. The width is a
+// recorded parameter, never a constant, so an index can be resharded.
+const layoutProperty = "dhsi"
+
+type layoutDoc struct {
+	ShardWidth int `json:"shard_width"`
+}
+
+// LayoutOf returns the shard layout recorded in pkg, or the default for a
+// package that records none (every index written before it was recorded).
+func LayoutOf(pkg *tableschema.Package) (shard.Layout, error) {
+	raw, ok := pkg.Extra[layoutProperty]
+	if !ok {
+		return shard.Default(), nil
+	}
+	var doc layoutDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return shard.Layout{}, fmt.Errorf("%s: %s: %w", compiler.SchemaKey, layoutProperty, err)
+	}
+	if doc.ShardWidth == 0 {
+		return shard.Default(), nil
+	}
+	l := shard.Layout{Width: doc.ShardWidth}
+	if err := l.Validate(); err != nil {
+		return shard.Layout{}, fmt.Errorf("%s: %s.shard_width: %w", compiler.SchemaKey, layoutProperty, err)
+	}
+	return l, nil
+}
+
+// CompilerConfig returns the compiler configuration a store's package
+// implies: its schema's fields and its shard layout.
+func CompilerConfig(pkg *tableschema.Package) (compiler.Config, error) {
+	sch, err := SchemaOf(pkg)
+	if err != nil {
+		return compiler.Config{}, err
+	}
+	layout, err := LayoutOf(pkg)
+	if err != nil {
+		return compiler.Config{}, err
+	}
+	return compiler.Config{SchemaFields: sch.FieldNames(), Layout: layout}, nil
 }
 
 // SchemaOf returns the schema DHSI types shard records with: the first

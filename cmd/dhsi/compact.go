@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/store"
 )
@@ -55,8 +56,19 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	// the store's datapackage.json decides the fields and the shard layout
+	pkg, err := catalog.LoadPackage(ctx, st)
+	if err != nil {
+		return err
+	}
+	base, err := catalog.CompilerConfig(pkg)
+	if err != nil {
+		return err
+	}
 	newC := func(id string) (*compiler.Compiler, error) {
-		return compiler.New(st, compiler.Config{WorkerID: id, LockTTL: *lockTTL}, log)
+		cfg := base
+		cfg.WorkerID, cfg.LockTTL = id, *lockTTL
+		return compiler.New(st, cfg, log)
 	}
 	switch {
 	case *shardID != "":

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/usv"
@@ -71,8 +72,16 @@ Flags:
 	if err != nil {
 		return err
 	}
+	pkg, err := catalog.LoadPackage(ctx, st)
+	if err != nil {
+		return err
+	}
+	cfg, err := catalog.CompilerConfig(pkg)
+	if err != nil {
+		return err
+	}
 	byDomain, rejected := groupByDomain(tables, stderr)
-	written, failed := writeInbox(ctx, st, byDomain, *parallel, stderr)
+	written, failed := writeInbox(ctx, st, cfg.SchemaFields, byDomain, *parallel, stderr)
 	fmt.Fprintf(stdout, "records %d, domains written %d, rejected %d\n", countRows(tables), written, rejected+failed)
 	if rejected+failed > 0 {
 		return fmt.Errorf("%d records rejected", rejected+failed)
@@ -244,7 +253,7 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 	return out, rejected
 }
 
-func writeInbox(ctx context.Context, st store.Store, byDomain map[string]compiler.Table, parallel int, stderr io.Writer) (written, failed int) {
+func writeInbox(ctx context.Context, st store.Store, schemaFields []string, byDomain map[string]compiler.Table, parallel int, stderr io.Writer) (written, failed int) {
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -258,7 +267,7 @@ func writeInbox(ctx context.Context, st store.Store, byDomain map[string]compile
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := compiler.WriteInbox(ctx, st, compiler.DefaultSchemaFields, domain, t)
+			err := compiler.WriteInbox(ctx, st, schemaFields, domain, t)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

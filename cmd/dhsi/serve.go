@@ -17,7 +17,6 @@ import (
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/migrations"
-	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/udf"
@@ -99,13 +98,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		},
 		Init: []func(context.Context, *sql.DB) error{
 			func(ctx context.Context, db *sql.DB) error { return migrations.Apply(ctx, db) },
-			func(ctx context.Context, db *sql.DB) error { return udf.Register(ctx, db, shard.Default()) },
 			func(ctx context.Context, db *sql.DB) error {
 				d, err := catalog.OpenDomains(ctx, st, db, log)
 				if err != nil {
 					return fmt.Errorf("domain records: %w", err)
 				}
 				domains = d
+				layout, err := catalog.LayoutOf(d.Package())
+				if err != nil {
+					return err
+				}
+				if err := udf.Register(ctx, db, layout); err != nil {
+					return err
+				}
 				return udf.RegisterProcedures(ctx, db, domainProcedures(st, d, log))
 			},
 		},
@@ -160,7 +165,11 @@ func portOf(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 func domainProcedures(st store.Store, d *catalog.Domains, log *slog.Logger) udf.Procedures {
 	return udf.Procedures{
 		Compiler: func() (*compiler.Compiler, error) {
-			return compiler.New(st, compiler.Config{SchemaFields: d.SchemaFields()}, log)
+			cfg, err := catalog.CompilerConfig(d.Package())
+			if err != nil {
+				return nil, err
+			}
+			return compiler.New(st, cfg, log)
 		},
 		PutInbox: func(ctx context.Context, domain string, fields map[string]string) (string, error) {
 			if _, ok := fields[compiler.DomainField]; !ok {
