@@ -1,0 +1,114 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+)
+
+// DatasetsFormat identifies index/{version}/datasets.json.
+const (
+	DatasetsFormat        = "dhsi-datasets"
+	DatasetsFormatVersion = 1
+)
+
+// Dataset is one entry of the dataset registry.
+type Dataset struct {
+	ID      uint32    `json:"id"` // INVARIANT: unique, never reused
+	Name    string    `json:"name"`
+	Source  string    `json:"source,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	URLs    int64     `json:"urls"`    // exact, after normalization and deduplication
+	Domains int64     `json:"domains"` // registered domains with at least one URL
+	Files   int       `json:"files"`   // Parquet files
+}
+
+// Datasets is the dataset registry of one index version.
+type Datasets struct {
+	Format        string    `json:"format"`
+	FormatVersion int       `json:"format_version"`
+	Datasets      []Dataset `json:"datasets"` // sorted by id
+}
+
+// NewDatasets returns an empty registry.
+func NewDatasets() *Datasets {
+	return &Datasets{Format: DatasetsFormat, FormatVersion: DatasetsFormatVersion}
+}
+
+// ParseDatasets decodes and validates a registry.
+func ParseDatasets(b []byte) (*Datasets, error) {
+	var d Datasets
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("datasets.json: %w", err)
+	}
+	if d.Format != DatasetsFormat || d.FormatVersion != DatasetsFormatVersion {
+		return nil, fmt.Errorf("datasets.json: format %q version %d is not supported (want %q %d)", d.Format, d.FormatVersion, DatasetsFormat, DatasetsFormatVersion)
+	}
+	ids, names := map[uint32]bool{}, map[string]bool{}
+	for i, ds := range d.Datasets {
+		if ids[ds.ID] || names[ds.Name] {
+			return nil, fmt.Errorf("datasets.json: datasets[%d]: repeated id %d or name %q", i, ds.ID, ds.Name)
+		}
+		ids[ds.ID], names[ds.Name] = true, true
+	}
+	return &d, nil
+}
+
+var datasetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidateDatasetName says what a dataset name may be.
+func ValidateDatasetName(name string) error {
+	if !datasetName.MatchString(name) {
+		return fmt.Errorf("dataset name %q: want 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// ByID finds a dataset.
+func (d *Datasets) ByID(id uint32) (Dataset, bool) {
+	i := sort.Search(len(d.Datasets), func(i int) bool { return d.Datasets[i].ID >= id })
+	if i < len(d.Datasets) && d.Datasets[i].ID == id {
+		return d.Datasets[i], true
+	}
+	return Dataset{}, false
+}
+
+// ByName finds a dataset.
+func (d *Datasets) ByName(name string) (Dataset, bool) {
+	for _, ds := range d.Datasets {
+		if ds.Name == name {
+			return ds, true
+		}
+	}
+	return Dataset{}, false
+}
+
+// Upsert returns a copy of the registry in which name exists: its id, and
+// whether it is new (ids are max+1, never reused).
+func (d *Datasets) Upsert(name, source string, now time.Time) (*Datasets, uint32, bool) {
+	out := &Datasets{Format: DatasetsFormat, FormatVersion: DatasetsFormatVersion, Datasets: append([]Dataset(nil), d.Datasets...)}
+	if ds, ok := d.ByName(name); ok {
+		return out, ds.ID, false
+	}
+	var next uint32 = 1
+	for _, ds := range d.Datasets {
+		if ds.ID >= next {
+			next = ds.ID + 1
+		}
+	}
+	out.Datasets = append(out.Datasets, Dataset{ID: next, Name: name, Source: source, Created: now.UTC(), Updated: now.UTC()})
+	sort.Slice(out.Datasets, func(i, j int) bool { return out.Datasets[i].ID < out.Datasets[j].ID })
+	return out, next, true
+}
+
+// Update applies fn to the dataset with id.
+func (d *Datasets) Update(id uint32, fn func(*Dataset)) {
+	for i := range d.Datasets {
+		if d.Datasets[i].ID == id {
+			fn(&d.Datasets[i])
+		}
+	}
+}
