@@ -1,0 +1,230 @@
+package urlnorm
+
+import (
+	"bytes"
+	"slices"
+)
+
+// appendPath appends the canonical path for p, which is empty or starts
+// with '/' or '\'. Rules (docs/urlnorm.md §Path):
+//   - '/' and '\' both separate segments (special schemes);
+//   - "." and ".." segments, also spelled %2e, are removed per WHATWG: ".."
+//     pops the previous segment (an empty one too), and a final "." or ".."
+//     leaves a trailing slash;
+//   - then runs of '/' collapse to one ("a//b" → "a/b"), so a trailing
+//     slash stays;
+//   - bytes in the WHATWG path percent-encode set are percent-encoded;
+//     escapes are normalized by normEscapes;
+//   - an empty result is "/".
+func appendPath(dst []byte, p string) []byte {
+	start := len(dst)
+	if p != "" {
+		p = p[1:] // the leading separator
+		for {
+			end := len(p)
+			for i := 0; i < len(p); i++ {
+				if p[i] == '/' || p[i] == '\\' {
+					end = i
+					break
+				}
+			}
+			seg, last := p[:end], end == len(p)
+			switch {
+			case isDoubleDot(seg):
+				// Pop the last segment: each is stored as "/seg".
+				for len(dst) > start && dst[len(dst)-1] != '/' {
+					dst = dst[:len(dst)-1]
+				}
+				if len(dst) > start {
+					dst = dst[:len(dst)-1]
+				}
+				if last {
+					dst = append(dst, '/')
+				}
+			case isSingleDot(seg):
+				if last {
+					dst = append(dst, '/')
+				}
+			case seg == "":
+				// Kept for now so ".." pops it as WHATWG does ("/a//.." is
+				// "/a/"); collapsed below.
+				dst = append(dst, '/')
+			default:
+				dst = append(dst, '/')
+				dst = appendEscaped(dst, seg, inPathEncodeSet)
+			}
+			if last {
+				break
+			}
+			p = p[end+1:]
+		}
+	}
+	// Collapse runs of '/' (the empty segments) in place.
+	w := start
+	for r := start; r < len(dst); r++ {
+		if dst[r] == '/' && w > start && dst[w-1] == '/' {
+			continue
+		}
+		dst[w] = dst[r]
+		w++
+	}
+	dst = dst[:w]
+	if len(dst) == start {
+		dst = append(dst, '/')
+	}
+	return dst
+}
+
+// isSingleDot: "." or "%2e", case-insensitive (WHATWG single-dot segment).
+func isSingleDot(s string) bool {
+	return s == "." || len(s) == 3 && s[0] == '%' && s[1] == '2' && s[2]|0x20 == 'e'
+}
+
+// isDoubleDot: "..", ".%2e", "%2e.", "%2e%2e", case-insensitive.
+func isDoubleDot(s string) bool {
+	switch len(s) {
+	case 2:
+		return s == ".."
+	case 4:
+		return s[0] == '.' && isSingleDot(s[1:]) || s[3] == '.' && isSingleDot(s[:3])
+	case 6:
+		return isSingleDot(s[:3]) && isSingleDot(s[3:])
+	}
+	return false
+}
+
+// inPathEncodeSet is the WHATWG path percent-encode set: C0 controls,
+// space, '"', '#', '<', '>', '?', '`', '{', '}', DEL and non-ASCII bytes.
+func inPathEncodeSet(c byte) bool {
+	if c <= 0x20 || c >= 0x7F {
+		return true
+	}
+	switch c {
+	case '"', '#', '<', '>', '?', '`', '{', '}':
+		return true
+	}
+	return false
+}
+
+// inQueryEncodeSet is the WHATWG special-query percent-encode set: C0
+// controls, space, '"', '#', '<', '>', '\”, DEL and non-ASCII bytes.
+func inQueryEncodeSet(c byte) bool {
+	if c <= 0x20 || c >= 0x7F {
+		return true
+	}
+	switch c {
+	case '"', '#', '<', '>', '\'':
+		return true
+	}
+	return false
+}
+
+const upperHex = "0123456789ABCDEF"
+
+// appendEscaped percent-encodes bytes in the set and normalizes existing
+// escapes ("normEscapes"): an escape of an unreserved character (ALPHA,
+// DIGIT, '-', '.', '_', '~') is decoded, since RFC 3986 §6.2.2.2 makes the
+// two spellings equivalent and real lists mix "~" and "%7E"; other escapes
+// get upper-case hex. A '%' not followed by two hex digits is kept as is
+// (WHATWG does). Decoding is skipped when the decoded hex digit would
+// complete a stray '%' before it into a new escape ("%%341" must not become
+// "%41", or normalizing twice would differ).
+func appendEscaped(dst []byte, s string, enc func(byte) bool) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			v := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if isUnreserved(v) && !(isHex(v) && strayPercentBefore(dst)) {
+				dst = append(dst, v)
+			} else {
+				dst = append(dst, '%', upperHex[v>>4], upperHex[v&15])
+			}
+			i += 2
+			continue
+		}
+		if enc(c) {
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// strayPercentBefore reports whether dst ends with a '%' or a '%' and one
+// hex digit that are not an escape: the next hex digit would complete them.
+// A complete escape in dst is always three bytes "%XX", so a '%' in the
+// last two bytes cannot start one.
+func strayPercentBefore(dst []byte) bool {
+	n := len(dst)
+	return n >= 1 && dst[n-1] == '%' || n >= 2 && dst[n-2] == '%' && isHex(dst[n-1])
+}
+
+func isUnreserved(c byte) bool {
+	return isAlpha(c) || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// maxStackPairs bounds the query pairs sorted without a heap allocation.
+const maxStackPairs = 32
+
+// appendQuery appends the canonical query (without '?'): encoded with the
+// special-query set and normEscapes, split on '&', empty pairs dropped,
+// pairs stably sorted by key (the bytes before the first '='), so
+// duplicate keys keep their order. '+' and "%20" are left as they are:
+// which of them means a space is up to the server.
+func appendQuery(dst []byte, q string) []byte {
+	start := len(dst)
+	dst = appendEscaped(dst, q, inQueryEncodeSet)
+	enc := dst[start:]
+
+	// Pair boundaries, as offsets into enc.
+	var stack [maxStackPairs][2]int32
+	pairs := stack[:0]
+	sorted, empties := true, false
+	for i := 0; i <= len(enc); {
+		j := i
+		for j < len(enc) && enc[j] != '&' {
+			j++
+		}
+		if j == i {
+			empties = true
+		} else {
+			if n := len(pairs); n > 0 && keyCmp(enc, pairs[n-1], [2]int32{int32(i), int32(j)}) > 0 {
+				sorted = false
+			}
+			pairs = append(pairs, [2]int32{int32(i), int32(j)})
+		}
+		i = j + 1
+	}
+	if sorted && !empties {
+		return dst
+	}
+	if !sorted {
+		// A stable sort: only a strictly smaller key moves left.
+		slices.SortStableFunc(pairs, func(a, b [2]int32) int { return keyCmp(enc, a, b) })
+	}
+	var tmpStack [512]byte
+	tmp := append(tmpStack[:0], enc...)
+	dst = dst[:start]
+	for k, p := range pairs {
+		if k > 0 {
+			dst = append(dst, '&')
+		}
+		dst = append(dst, tmp[p[0]:p[1]]...)
+	}
+	return dst
+}
+
+// keyCmp compares the keys of two pairs bytewise.
+func keyCmp(enc []byte, a, b [2]int32) int {
+	return bytes.Compare(pairKey(enc[a[0]:a[1]]), pairKey(enc[b[0]:b[1]]))
+}
+
+func pairKey(p []byte) []byte {
+	for i, c := range p {
+		if c == '=' {
+			return p[:i]
+		}
+	}
+	return p
+}
