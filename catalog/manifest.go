@@ -66,16 +66,25 @@ type Version struct {
 	URLs     int64 `json:"urls"`
 	Datasets int   `json:"datasets"`
 	// Files of this version, relative to the store root.
-	DomainsDict  string `json:"domains_dict"`
-	D2DRoar      string `json:"d2d_roar"`
-	PostingsIdx  string `json:"postings_idx"` // pattern with {shard}
-	PostingsDat  string `json:"postings_dat"` // pattern with {shard}
-	FilesTSV     string `json:"files_tsv"`
-	DatasetsJSON string `json:"datasets_json"`
-	ParquetRoot  string `json:"parquet_root"`
-	// Reused maps a file of this version to the older version that wrote it
-	// (incremental publishes reuse unchanged parts by reference).
-	Reused map[string]string `json:"reused,omitempty"`
+	DomainsDict string `json:"domains_dict"`
+	D2DRoar     string `json:"d2d_roar"`
+	// Postings lists every shard's files; a shard a publish did not touch
+	// points at the files of the version that wrote it (reuse by reference).
+	Postings     []PostingsShard `json:"postings"`
+	FilesTSV     string          `json:"files_tsv"`
+	DatasetsJSON string          `json:"datasets_json"`
+	SourcesJSON  string          `json:"sources_json,omitempty"` // sha256 of ingested inputs per dataset
+	ParquetRoot  string          `json:"parquet_root"`
+	// DomainListHash is the dictionary's list hash (0: not recorded); the
+	// server checks the dictionary it opens against it.
+	DomainListHash uint64 `json:"domain_list_hash,omitempty"`
+}
+
+// PostingsShard names one postings shard's files.
+type PostingsShard struct {
+	Shard int    `json:"shard"`
+	Idx   string `json:"idx"`
+	Dat   string `json:"dat"`
 }
 
 // Current returns the current version, or false for an empty index.

@@ -83,6 +83,7 @@ type lakeFile struct {
 	LocalPath string
 	Prefix    string // domain_prefix partition
 	Name      string // part-....parquet
+	Key       string // store key once uploaded
 	Rows      int64
 	RowGroups int
 	Bytes     int64

@@ -28,6 +28,7 @@ func commands() []command {
 		{"serve", "serve the index over the PostgreSQL protocol", runServe},
 		{"put", "land domain records in the inbox (from flags or files)", runPut},
 		{"compact", "merge the inbox into shards (one, all, or as a looping worker)", runCompact},
+		{"ingest", "add URL files to a dataset and publish a new index version", runIngest},
 		{"version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "dhsi", version)
 			return nil

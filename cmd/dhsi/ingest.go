@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/dhsi/dhsi/ingest"
+	"github.com/dhsi/dhsi/urlnorm"
+)
+
+func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fs)
+	var (
+		dataset   = fs.String("dataset", "", "dataset name (created on first ingest; letters, digits, . _ -)")
+		source    = fs.String("source", "", "free-text provenance recorded in the dataset registry")
+		format    = fs.String("format", "", "input format: list, csv, tsv, jsonl, cdx, cdxj, parquet (default: from each file's extension)")
+		pslFile   = fs.String("psl", "", "a public_suffix_list.dat to use instead of the embedded list")
+		icann     = fs.Bool("icann-only", false, "registered domains from the PSL's ICANN section only (as Common Crawl's url_host_registered_domain)")
+		workDir   = fs.String("work-dir", "", "local scratch directory (default: a temporary directory)")
+		rowGroups = fs.Int("row-group-rows", ingest.DefaultRowGroupRows, "rows per Parquet row group")
+		shards    = fs.Int("postings-shards", ingest.DefaultPostingsShards, "postings shards of a new index (an existing index keeps its own)")
+		memory    = fs.String("memory-limit", "1GB", "DuckDB memory for staging (larger batches spill to the work directory)")
+		keep      = fs.Int("keep", 10, "index versions the manifest lists")
+		force     = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
+		quiet     = fs.Bool("quiet", false, "no progress on a terminal")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: dhsi ingest --dataset NAME [flags] FILE...\n\nNormalizes the URLs in FILEs (plain lists, CSV/TSV with a url column, JSON\nlines, CDX, CDXJ, Parquet; .gz and .zst are read), writes them to the Parquet\nlake and publishes a new index version. It may run while a server serves the\nsame store: the server picks up the new version without a restart. Every line\nthat is not ingested is counted by reason and kept in a rejects file.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dataset == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: give --dataset and at least one file", errUsage)
+	}
+	log, err := newLogger(stderr, "warn")
+	if err != nil {
+		return err
+	}
+	cfg := urlnorm.Config{ICANNOnly: *icann}
+	if *pslFile != "" {
+		f, err := os.Open(*pslFile)
+		if err != nil {
+			return err
+		}
+		l, err := urlnorm.LoadDat(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--psl %s: %w", *pslFile, err)
+		}
+		cfg.List = l
+	}
+	norm, err := urlnorm.NewNormalizer(cfg)
+	if err != nil {
+		return err
+	}
+	st, err := sf.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	opts := ingest.Options{
+		Store: st, Dataset: *dataset, Source: *source, Files: fs.Args(), Format: ingest.Format(*format),
+		Normalizer: norm, WorkDir: *workDir, RowGroupRows: *rowGroups, PostingsShards: *shards,
+		Keep: *keep, MemoryLimit: *memory, Force: *force, Log: log,
+	}
+	if !*quiet && isTerminal(stderr) {
+		start := time.Now()
+		opts.Progress = func(p ingest.Progress) {
+			rate := float64(p.Read) / time.Since(start).Seconds()
+			fmt.Fprintf(stderr, "\r%-14s %12d read  %12d normalized  %10d rejected  %8.0f/s ", p.Phase, p.Read, p.Normalized, p.Rejected, rate)
+		}
+	}
+	sum, err := ingest.Run(ctx, opts)
+	if opts.Progress != nil {
+		fmt.Fprintln(stderr)
+	}
+	for _, s := range sum.Skipped {
+		fmt.Fprintf(stderr, "skipped %s: already ingested into %s (use --force)\n", s, *dataset)
+	}
+	if err != nil {
+		return err
+	}
+	printSummary(stdout, sum)
+	return nil
+}
+
+func printSummary(w io.Writer, s ingest.Summary) {
+	state := "existing"
+	if s.NewDataset {
+		state = "new"
+	}
+	fmt.Fprintf(w, "dataset %q (id %d, %s)\n", s.Dataset, s.DatasetID, state)
+	fmt.Fprintf(w, "  read        %d\n  normalized  %d\n  written     %d distinct URLs in %d Parquet files (%d bytes)\n", s.Read, s.Normalized, s.Written, s.Files, s.Bytes)
+	var reasons []string
+	var rejected int64
+	for r, n := range s.Rejected {
+		reasons = append(reasons, r)
+		rejected += n
+	}
+	sort.Strings(reasons)
+	fmt.Fprintf(w, "  rejected    %d\n", rejected)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "    %-24s %d\n", r, s.Rejected[r])
+	}
+	if rejected > 0 {
+		fmt.Fprintf(w, "  rejects kept in %s\n", s.RejectsKey)
+	}
+	if s.Collisions > 0 {
+		fmt.Fprintf(w, "  url_id collisions: %d (recorded in index/%s/url_id_collisions.tsv)\n", s.Collisions, s.Version)
+	}
+	fmt.Fprintf(w, "published version %s: %d domains, %d URLs, in %v\n", s.Version, s.Domains, s.URLsTotal, s.Duration.Round(time.Millisecond))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,666 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/index/domaindict"
+	"github.com/dhsi/dhsi/index/dtdr"
+	"github.com/dhsi/dhsi/index/files"
+	"github.com/dhsi/dhsi/index/postings"
+	"github.com/dhsi/dhsi/shard"
+	"github.com/dhsi/dhsi/store"
+	"github.com/dhsi/dhsi/urlnorm"
+)
+
+// DefaultPostingsShards is S for a new index (shard = domain key % S).
+const DefaultPostingsShards = 64
+
+// Options configure one ingest run.
+type Options struct {
+	Store          store.Store
+	Dataset        string // registry name; created on first ingest
+	Source         string // free text recorded in the registry
+	Files          []string
+	Format         Format // "" detects per file
+	Normalizer     *urlnorm.Normalizer
+	WorkDir        string // local scratch (default: a temp dir, removed after)
+	RowGroupRows   int
+	PostingsShards int    // only for a new index; an existing one keeps its own
+	Keep           int    // versions the manifest lists (default 10)
+	MemoryLimit    string // DuckDB staging memory (default 1GB)
+	Force          bool   // ingest files already ingested into this dataset
+	Progress       func(Progress)
+	Log            *slog.Logger
+}
+
+// Progress is reported while reading.
+type Progress struct {
+	File                       string
+	Read, Normalized, Rejected int64
+	Phase                      string
+}
+
+// Summary is the result of a run.
+type Summary struct {
+	Version     string
+	DatasetID   uint32
+	Dataset     string
+	NewDataset  bool
+	Read        int64            // URLs read from the inputs
+	Normalized  int64            // URLs that normalized
+	Written     int64            // distinct URLs written (after deduplication)
+	Rejected    map[string]int64 // by reason
+	RejectsFile string           // local TSV of every reject
+	RejectsKey  string           // the same, in the store
+	Skipped     []string         // files already ingested (see Force)
+	Files       int              // Parquet files written
+	Bytes       int64            // Parquet bytes written
+	Collisions  int              // url_id collisions recorded
+	Domains     uint64           // domains in the new version
+	URLsTotal   int64            // URLs in the new version
+	Duration    time.Duration
+}
+
+// DomainKey is the stable 64-bit key of a domain in the postings (its xxh3);
+// unlike the dense domain_id it does not change when domains are added, so
+// unchanged postings shards are reused by reference across versions.
+func DomainKey(domain string) uint64 { return urlnorm.URLID(domain) }
+
+// Run ingests opts.Files into opts.Dataset and publishes a new version.
+func Run(ctx context.Context, o Options) (Summary, error) {
+	start := time.Now()
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if err := catalog.ValidateDatasetName(o.Dataset); err != nil {
+		return Summary{}, err
+	}
+	if o.Normalizer == nil {
+		n, err := urlnorm.NewNormalizer(urlnorm.Config{})
+		if err != nil {
+			return Summary{}, err
+		}
+		o.Normalizer = n
+	}
+	if o.Keep == 0 {
+		o.Keep = 10
+	}
+	if o.WorkDir == "" {
+		d, err := os.MkdirTemp("", "dhsi-ingest-")
+		if err != nil {
+			return Summary{}, err
+		}
+		defer os.RemoveAll(d)
+		o.WorkDir = d
+	}
+	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+		return Summary{}, err
+	}
+	sum := Summary{Dataset: o.Dataset, Rejected: map[string]int64{}}
+
+	base, err := catalog.ReadManifest(ctx, o.Store)
+	if err != nil {
+		return sum, err
+	}
+	prev, err := loadBase(ctx, o.Store, base)
+	if err != nil {
+		return sum, err
+	}
+	if cur, ok := base.Current(); ok && cur.PSLVersion != "" && cur.PSLVersion != o.Normalizer.ListVersion() {
+		o.Log.Warn("public suffix list differs from the index's", "index", cur.PSLVersion, "now", o.Normalizer.ListVersion())
+	}
+	datasets, id, isNew := prev.datasets.Upsert(o.Dataset, o.Source, time.Now())
+	sum.DatasetID, sum.NewDataset = id, isNew
+
+	// skip inputs already ingested into this dataset (exact counts depend on it)
+	inputs, hashes, skipped, err := newInputs(o.Files, prev.sources[id], o.Force)
+	if err != nil {
+		return sum, err
+	}
+	sum.Skipped = skipped
+	if len(inputs) == 0 {
+		return sum, fmt.Errorf("nothing to ingest: every file was already ingested into %q (use --force to ingest again)", o.Dataset)
+	}
+
+	version := catalog.NewVersionName(time.Now(), len(base.Versions)+1)
+	lake, err := newLakeWriter(ctx, o.WorkDir, o.MemoryLimit)
+	if err != nil {
+		return sum, err
+	}
+	defer lake.close()
+	rejects, err := os.Create(filepath.Join(o.WorkDir, "rejects.tsv"))
+	if err != nil {
+		return sum, err
+	}
+	rw := bufio.NewWriter(rejects)
+	fmt.Fprintf(rw, "source\treason\tdetail\traw\n")
+	reject := func(r Reject) {
+		sum.Rejected[r.Reason]++
+		fmt.Fprintf(rw, "%s\t%s\t%s\t%s\n", tsv(r.Source), tsv(r.Reason), tsv(r.Detail), tsv(r.Raw))
+	}
+	layout := shard.Default()
+	for _, path := range inputs {
+		err := Scan(ctx, path, o.Format, func(rec Record) error {
+			sum.Read++
+			u, err := o.Normalizer.Parse(rec.URL)
+			if err != nil {
+				var ue *urlnorm.Error
+				reason, detail := "bad-url", err.Error()
+				if errors.As(err, &ue) {
+					reason = ue.Reason.String()
+				}
+				reject(Reject{Source: rec.Source, Raw: truncate(rec.URL, 2000), Reason: reason, Detail: detail})
+			} else {
+				sum.Normalized++
+				if err := lake.add(u.Domain, layout.Of(u.Domain), urlnorm.URLID(rec.URL), u.Normalized, rec.URL, rec.TS); err != nil {
+					return err
+				}
+			}
+			if o.Progress != nil && sum.Read%65536 == 0 {
+				o.Progress(Progress{File: filepath.Base(path), Read: sum.Read, Normalized: sum.Normalized, Rejected: sum.Read - sum.Normalized, Phase: "read"})
+			}
+			return nil
+		}, func(r Reject) {
+			sum.Read++
+			reject(r)
+		})
+		if err != nil {
+			return sum, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := rw.Flush(); err != nil {
+		return sum, err
+	}
+	rejects.Close()
+	sum.RejectsFile = rejects.Name()
+	if o.Progress != nil {
+		o.Progress(Progress{Read: sum.Read, Normalized: sum.Normalized, Rejected: sum.Read - sum.Normalized, Phase: "write parquet"})
+	}
+
+	lakeFiles, collisions, written, err := lake.finish(ctx, filepath.Join(o.WorkDir, "lake"), "part-"+version, o.RowGroupRows)
+	if err != nil {
+		return sum, err
+	}
+	sum.Written, sum.Collisions, sum.Files = written, len(collisions), len(lakeFiles)
+
+	// upload the Parquet (immutable, uniquely named: M1) and the rejects
+	for i := range lakeFiles {
+		f := &lakeFiles[i]
+		key := fmt.Sprintf("urls/dataset_id=%d/domain_prefix=%s/%s", id, f.Prefix, f.Name)
+		if err := putFile(ctx, o.Store, key, f.LocalPath); err != nil {
+			return sum, err
+		}
+		f.Key = key
+		sum.Bytes += f.Bytes
+	}
+	sum.RejectsKey = "ingest/" + version + "/rejects-" + o.Dataset + ".tsv"
+	if err := putFile(ctx, o.Store, sum.RejectsKey, sum.RejectsFile); err != nil {
+		return sum, err
+	}
+	if len(collisions) > 0 {
+		if err := putCollisions(ctx, o.Store, "index/"+version+"/url_id_collisions.tsv", collisions); err != nil {
+			return sum, err
+		}
+	}
+
+	// build the version's index and publish; on a lost race rebuild on the
+	// new current version (the Parquet above is reused: M1)
+	for attempt := 0; ; attempt++ {
+		if o.Progress != nil {
+			o.Progress(Progress{Read: sum.Read, Normalized: sum.Normalized, Rejected: sum.Read - sum.Normalized, Phase: "build index"})
+		}
+		v, err := buildVersion(ctx, o, prev, datasets, id, version, lakeFiles, written, hashes, &sum)
+		if err != nil {
+			return sum, err
+		}
+		_, err = catalog.Publish(ctx, o.Store, base, v, o.Keep)
+		if err == nil {
+			sum.Version = v.Version
+			sum.Duration = time.Since(start)
+			return sum, nil
+		}
+		if !errors.Is(err, catalog.ErrConflict) || attempt >= 3 {
+			return sum, err
+		}
+		o.Log.Info("another ingest published first; rebuilding on its version", "attempt", attempt+1)
+		if base, err = catalog.ReadManifest(ctx, o.Store); err != nil {
+			return sum, err
+		}
+		if prev, err = loadBase(ctx, o.Store, base); err != nil {
+			return sum, err
+		}
+		datasets, id, isNew = prev.datasets.Upsert(o.Dataset, o.Source, time.Now())
+		if id != sum.DatasetID {
+			return sum, fmt.Errorf("dataset %q got id %d in a concurrent ingest, but its Parquet was written under id %d; run the ingest again", o.Dataset, id, sum.DatasetID)
+		}
+		version = catalog.NewVersionName(time.Now(), len(base.Versions)+1)
+	}
+}
+
+func tsv(s string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+// base is what a new version builds on.
+type baseIndex struct {
+	version  catalog.Version
+	has      bool
+	datasets *catalog.Datasets
+	sources  map[uint32]map[string]bool // dataset → sha256 of ingested files
+	files    []files.File
+	dict     *domaindict.Dict
+	d2d      *dtdr.Reader
+	shards   []shardFiles
+	closers  []func()
+}
+
+type shardFiles struct{ idx, dat string }
+
+func (b *baseIndex) close() {
+	for _, c := range b.closers {
+		c()
+	}
+}
+
+// sourcesFile records input hashes per dataset (index/{version}/sources.json).
+type sourcesDoc struct {
+	Datasets map[string][]string `json:"datasets"` // dataset id → sha256 of ingested input files
+}
+
+func loadBase(ctx context.Context, st store.Store, m *catalog.Manifest) (*baseIndex, error) {
+	b := &baseIndex{datasets: catalog.NewDatasets(), sources: map[uint32]map[string]bool{}}
+	v, ok := m.Current()
+	if !ok {
+		return b, nil
+	}
+	b.version, b.has = v, true
+	body, _, err := store.ReadAll(ctx, st, v.DatasetsJSON)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", v.DatasetsJSON, err)
+	}
+	if b.datasets, err = catalog.ParseDatasets(body); err != nil {
+		return nil, err
+	}
+	if v.SourcesJSON != "" {
+		body, _, err := store.ReadAll(ctx, st, v.SourcesJSON)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", v.SourcesJSON, err)
+		}
+		var doc sourcesDoc
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", v.SourcesJSON, err)
+		}
+		for ds, hs := range doc.Datasets {
+			var id uint32
+			fmt.Sscan(ds, &id)
+			b.sources[id] = map[string]bool{}
+			for _, h := range hs {
+				b.sources[id][h] = true
+			}
+		}
+	}
+	body, _, err = store.ReadAll(ctx, st, v.FilesTSV)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", v.FilesTSV, err)
+	}
+	reg, err := files.Read(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.FilesTSV, err)
+	}
+	b.files = reg.All()
+	dictBody, _, err := store.ReadAll(ctx, st, v.DomainsDict)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", v.DomainsDict, err)
+	}
+	if b.dict, err = domaindict.OpenWith(bytes.NewReader(dictBody), int64(len(dictBody)), domaindict.Options{LoadStrings: true}); err != nil {
+		return nil, fmt.Errorf("%s: %w", v.DomainsDict, err)
+	}
+	d2dBody, _, err := store.ReadAll(ctx, st, v.D2DRoar)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", v.D2DRoar, err)
+	}
+	if b.d2d, err = dtdr.OpenWith(bytes.NewReader(d2dBody), int64(len(d2dBody)), dtdr.Options{LoadIndex: true}); err != nil {
+		return nil, fmt.Errorf("%s: %w", v.D2DRoar, err)
+	}
+	for _, p := range v.Postings {
+		b.shards = append(b.shards, shardFiles{idx: p.Idx, dat: p.Dat})
+	}
+	return b, nil
+}
+
+// newInputs hashes the inputs and drops those already ingested.
+func newInputs(paths []string, seen map[string]bool, force bool) (keep, hashes, skipped []string, err error) {
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		sum := hex.EncodeToString(h.Sum(nil))
+		if seen[sum] && !force {
+			skipped = append(skipped, p)
+			continue
+		}
+		keep, hashes = append(keep, p), append(hashes, sum)
+	}
+	return keep, hashes, skipped, nil
+}
+
+func putFile(ctx context.Context, st store.Store, key, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := st.Put(ctx, key, f, store.Cond{IfNoneMatch: true}); err != nil {
+		return fmt.Errorf("upload %s: %w", key, err)
+	}
+	return nil
+}
+
+func putBytes(ctx context.Context, st store.Store, key string, b []byte) error {
+	if _, err := st.Put(ctx, key, bytes.NewReader(b), store.Cond{IfNoneMatch: true}); err != nil {
+		return fmt.Errorf("upload %s: %w", key, err)
+	}
+	return nil
+}
+
+func putCollisions(ctx context.Context, st store.Store, key string, cs []collision) error {
+	var b bytes.Buffer
+	b.WriteString("url_id\turl_a\turl_b\n")
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%d\t%s\t%s\n", c.URLID, tsv(c.A), tsv(c.B))
+	}
+	return putBytes(ctx, st, key, b.Bytes())
+}
+
+// buildVersion writes every index file of a new version on top of prev and
+// returns its manifest entry (M2: the files exist before Publish).
+func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *catalog.Datasets, datasetID uint32,
+	version string, lake []lakeFile, written int64, hashes []string, sum *Summary) (catalog.Version, error) {
+	dir := "index/" + version + "/"
+	nShards := o.PostingsShards
+	if prev.has {
+		nShards = prev.version.PostingsShards
+	}
+	if nShards <= 0 {
+		nShards = DefaultPostingsShards
+	}
+
+	// file registry: the previous files plus the new ones
+	var fileList []files.File
+	var nextFileID uint32 = 1
+	for _, f := range prev.files {
+		fileList = append(fileList, f)
+		if f.ID >= nextFileID {
+			nextFileID = f.ID + 1
+		}
+	}
+	batch := map[string]postings.Spans{} // domain → spans in this batch
+	for _, lf := range lake {
+		fid := nextFileID
+		nextFileID++
+		fileList = append(fileList, files.File{ID: fid, DatasetID: datasetID, DomainPrefix: lf.Prefix, Path: lf.Key, Rows: uint64(lf.Rows), RowGroups: uint32(lf.RowGroups)})
+		for d, groups := range lf.Spans {
+			for _, g := range groups {
+				batch[d] = append(batch[d], postings.Span{FileID: fid, RowGroup: g.RowGroup, Rows: g.Rows})
+			}
+		}
+	}
+	var fbuf bytes.Buffer
+	fw := files.NewWriter(&fbuf)
+	for _, f := range fileList {
+		if err := fw.Add(f); err != nil {
+			return catalog.Version{}, err
+		}
+	}
+	if err := fw.Close(); err != nil {
+		return catalog.Version{}, err
+	}
+
+	// domains: previous ∪ batch, sorted; membership bitmaps follow
+	newDomains := make([]string, 0, len(batch))
+	for d := range batch {
+		newDomains = append(newDomains, d)
+	}
+	sort.Strings(newDomains)
+	var merged []string
+	var bitmaps []*roaring.Bitmap
+	var prevN uint64
+	if prev.has {
+		prevN = prev.dict.Len()
+	}
+	datasetDomains := map[uint32]int64{}
+	i, j := uint64(0), 0
+	for i < prevN || j < len(newDomains) {
+		var d string
+		var bm *roaring.Bitmap
+		var pd string
+		if i < prevN {
+			var err error
+			if pd, err = prev.dict.Domain(i); err != nil {
+				return catalog.Version{}, err
+			}
+		}
+		switch {
+		case i < prevN && (j >= len(newDomains) || pd < newDomains[j]):
+			d = pd
+			b, err := prev.d2d.Get(i)
+			if err != nil {
+				return catalog.Version{}, err
+			}
+			bm = b
+			i++
+		case i < prevN && pd == newDomains[j]:
+			d = pd
+			b, err := prev.d2d.Get(i)
+			if err != nil {
+				return catalog.Version{}, err
+			}
+			bm = b
+			bm.Add(datasetID)
+			i++
+			j++
+		default:
+			d = newDomains[j]
+			bm = roaring.BitmapOf(datasetID)
+			j++
+		}
+		for _, ds := range bm.ToArray() {
+			datasetDomains[ds]++
+		}
+		merged = append(merged, d)
+		bitmaps = append(bitmaps, bm)
+	}
+	var dictBuf bytes.Buffer
+	var listHash uint64
+	if err := domaindict.Write(&dictBuf, func(yield func(string) bool) {
+		for _, d := range merged {
+			if !yield(d) {
+				return
+			}
+		}
+	}); err != nil {
+		return catalog.Version{}, fmt.Errorf("domain dictionary: %w", err)
+	}
+	if d, err := domaindict.Open(bytes.NewReader(dictBuf.Bytes()), int64(dictBuf.Len())); err == nil {
+		listHash = d.ListHash()
+	} else {
+		return catalog.Version{}, fmt.Errorf("domain dictionary just written does not open: %w", err)
+	}
+	var d2dBuf bytes.Buffer
+	dw := dtdr.NewWriter(&d2dBuf, uint64(len(merged)))
+	for id, bm := range bitmaps {
+		if err := dw.Add(uint64(id), bm); err != nil {
+			return catalog.Version{}, err
+		}
+	}
+	if err := dw.Close(); err != nil {
+		return catalog.Version{}, err
+	}
+
+	// postings: the batch's entries per shard, merged into the previous
+	// shard; untouched shards are reused by reference
+	type key struct {
+		k  uint64
+		ds uint32
+	}
+	byShard := make([][]key, nShards)
+	spansOf := map[key]postings.Spans{}
+	for d, sp := range batch {
+		k := key{DomainKey(d), datasetID}
+		s := postings.ShardOf(k.k, uint32(nShards))
+		byShard[s] = append(byShard[s], k)
+		sort.Slice(sp, func(a, b int) bool {
+			if sp[a].FileID != sp[b].FileID {
+				return sp[a].FileID < sp[b].FileID
+			}
+			return sp[a].RowGroup < sp[b].RowGroup
+		})
+		if _, dup := spansOf[k]; dup {
+			return catalog.Version{}, fmt.Errorf("domain key collision: %q and another domain share postings key %d", d, k.k)
+		}
+		spansOf[k] = sp
+	}
+	v := catalog.Version{
+		Version: version, Parent: prev.version.Version, CreatedAt: time.Now().UTC(),
+		PSLVersion: o.Normalizer.ListVersion(), PSLMode: pslMode(o.Normalizer), PostingsShards: nShards,
+		Domains: int64(len(merged)), Datasets: len(datasets.Datasets),
+		DomainsDict: dir + "domains.dict", D2DRoar: dir + "domain_to_datasets.roar",
+		FilesTSV: dir + "files.tsv", DatasetsJSON: dir + "datasets.json", SourcesJSON: dir + "sources.json",
+		ParquetRoot: "urls/", DomainListHash: listHash,
+	}
+	for s := 0; s < nShards; s++ {
+		keys := byShard[s]
+		if len(keys) == 0 && prev.has && s < len(prev.shards) {
+			v.Postings = append(v.Postings, catalog.PostingsShard{Shard: s, Idx: prev.shards[s].idx, Dat: prev.shards[s].dat})
+			continue
+		}
+		sort.Slice(keys, func(a, b int) bool {
+			if keys[a].k != keys[b].k {
+				return keys[a].k < keys[b].k
+			}
+			return keys[a].ds < keys[b].ds
+		})
+		var bIdx, bDat bytes.Buffer
+		bw := postings.NewWriter(&bIdx, &bDat)
+		for _, k := range keys {
+			if err := bw.Add(k.k, k.ds, spansOf[k]); err != nil {
+				return catalog.Version{}, err
+			}
+		}
+		if err := bw.Close(); err != nil {
+			return catalog.Version{}, err
+		}
+		idxB, datB := bIdx.Bytes(), bDat.Bytes()
+		if prev.has && s < len(prev.shards) {
+			// merge with the previous version's shard
+			pIdx, _, err := store.ReadAll(ctx, o.Store, prev.shards[s].idx)
+			if err != nil {
+				return catalog.Version{}, err
+			}
+			pDat, _, err := store.ReadAll(ctx, o.Store, prev.shards[s].dat)
+			if err != nil {
+				return catalog.Version{}, err
+			}
+			pr, err := postings.Open(bytes.NewReader(pIdx), int64(len(pIdx)), bytes.NewReader(pDat), int64(len(pDat)))
+			if err != nil {
+				return catalog.Version{}, fmt.Errorf("postings shard %d: %w", s, err)
+			}
+			br, err := postings.Open(bytes.NewReader(idxB), int64(len(idxB)), bytes.NewReader(datB), int64(len(datB)))
+			if err != nil {
+				return catalog.Version{}, err
+			}
+			var mIdx, mDat bytes.Buffer
+			mw := postings.NewWriter(&mIdx, &mDat)
+			if err := postings.Merge(mw, pr, br); err != nil {
+				return catalog.Version{}, fmt.Errorf("merge postings shard %d: %w", s, err)
+			}
+			if err := mw.Close(); err != nil {
+				return catalog.Version{}, err
+			}
+			idxB, datB = mIdx.Bytes(), mDat.Bytes()
+		}
+		ps := catalog.PostingsShard{Shard: s, Idx: fmt.Sprintf("%spostings/%03d/postings.idx", dir, s), Dat: fmt.Sprintf("%spostings/%03d/postings.dat", dir, s)}
+		if err := putBytes(ctx, o.Store, ps.Idx, idxB); err != nil {
+			return catalog.Version{}, err
+		}
+		if err := putBytes(ctx, o.Store, ps.Dat, datB); err != nil {
+			return catalog.Version{}, err
+		}
+		v.Postings = append(v.Postings, ps)
+	}
+
+	// registry counts
+	var totalURLs int64
+	datasets.Update(datasetID, func(d *catalog.Dataset) {
+		d.URLs += written
+		d.Files += len(lake)
+		d.Updated = time.Now().UTC()
+		if o.Source != "" {
+			d.Source = o.Source
+		}
+	})
+	for k := range datasets.Datasets {
+		datasets.Datasets[k].Domains = datasetDomains[datasets.Datasets[k].ID]
+		totalURLs += datasets.Datasets[k].URLs
+	}
+	v.URLs, v.Datasets = totalURLs, len(datasets.Datasets)
+	dsJSON, err := json.MarshalIndent(datasets, "", "  ")
+	if err != nil {
+		return catalog.Version{}, err
+	}
+	srcDoc := sourcesDoc{Datasets: map[string][]string{}}
+	for ds, hs := range prev.sources {
+		for h := range hs {
+			srcDoc.Datasets[fmt.Sprint(ds)] = append(srcDoc.Datasets[fmt.Sprint(ds)], h)
+		}
+	}
+	srcDoc.Datasets[fmt.Sprint(datasetID)] = append(srcDoc.Datasets[fmt.Sprint(datasetID)], hashes...)
+	for k := range srcDoc.Datasets {
+		sort.Strings(srcDoc.Datasets[k])
+	}
+	srcJSON, _ := json.MarshalIndent(srcDoc, "", "  ")
+	for _, f := range []struct {
+		key  string
+		body []byte
+	}{
+		{v.DomainsDict, dictBuf.Bytes()}, {v.D2DRoar, d2dBuf.Bytes()}, {v.FilesTSV, fbuf.Bytes()},
+		{v.DatasetsJSON, dsJSON}, {v.SourcesJSON, srcJSON},
+	} {
+		if err := putBytes(ctx, o.Store, f.key, f.body); err != nil {
+			return catalog.Version{}, err
+		}
+	}
+	sum.Domains, sum.URLsTotal = uint64(len(merged)), totalURLs
+	return v, nil
+}
+
+func pslMode(n *urlnorm.Normalizer) string {
+	if strings.Contains(n.ListVersion(), "icann-only") {
+		return "icann"
+	}
+	return "all"
+}
