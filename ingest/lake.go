@@ -115,11 +115,13 @@ func (w *lakeWriter) finish(ctx context.Context, outDir, filePrefix string, rowG
 		rowGroupRows = DefaultRowGroupRows
 	}
 	stmts := []string{
+		// physically sorted, so each prefix below is a zone-map-pruned range
 		`CREATE OR REPLACE TABLE dedup AS
 		 SELECT domain, domain_prefix, url,
 		        min_by(url_id, raw_key) AS url_id, min_by(raw, raw_key) AS raw, max(ts) AS ts
 		 FROM (SELECT *, coalesce(raw, url) AS raw_key FROM staging)
-		 GROUP BY domain, domain_prefix, url`,
+		 GROUP BY domain, domain_prefix, url
+		 ORDER BY domain_prefix, domain, url`,
 		`DROP TABLE staging`,
 	}
 	for _, s := range stmts {
@@ -150,19 +152,37 @@ func (w *lakeWriter) finish(ctx context.Context, outDir, filePrefix string, rowG
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, nil, 0, err
 	}
-	copySQL := fmt.Sprintf(`COPY (SELECT domain, url_id, url, raw, ts, domain_prefix FROM dedup ORDER BY domain_prefix, domain, url)
-		TO %s (FORMAT parquet, PARTITION_BY (domain_prefix), COMPRESSION zstd, COMPRESSION_LEVEL 6,
-		       ROW_GROUP_SIZE %d, FILENAME_PATTERN %s, OVERWRITE_OR_IGNORE true)`,
-		quoteLiteral(outDir), rowGroupRows, quoteLiteral(filePrefix+"-{i}"))
-	if _, err := w.conn.ExecContext(ctx, "SET preserve_insertion_order = true"); err != nil {
-		return nil, nil, 0, err
-	}
-	if _, err := w.conn.ExecContext(ctx, copySQL); err != nil {
-		return nil, nil, 0, fmt.Errorf("write parquet: %w", err)
-	}
-	paths, err := filepath.Glob(filepath.Join(outDir, "domain_prefix=*", filePrefix+"-*.parquet"))
+	// One COPY per prefix rather than PARTITION_BY: DuckDB's partitioned
+	// writer interleaves its threads' output, and the lake's promise is that
+	// one domain's URLs are contiguous and sorted within a file.
+	var prefixes []string
+	prows, err := w.conn.QueryContext(ctx, "SELECT DISTINCT domain_prefix FROM dedup ORDER BY 1")
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	for prows.Next() {
+		var p string
+		if err := prows.Scan(&p); err != nil {
+			prows.Close()
+			return nil, nil, 0, err
+		}
+		prefixes = append(prefixes, p)
+	}
+	prows.Close()
+	var paths []string
+	for _, p := range prefixes {
+		dir := filepath.Join(outDir, "domain_prefix="+p)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, 0, err
+		}
+		path := filepath.Join(dir, filePrefix+".parquet")
+		copySQL := fmt.Sprintf(`COPY (SELECT domain, url_id, url, raw, ts FROM dedup WHERE domain_prefix = %s ORDER BY domain, url)
+			TO %s (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 6, ROW_GROUP_SIZE %d)`,
+			quoteLiteral(p), quoteLiteral(path), rowGroupRows)
+		if _, err := w.conn.ExecContext(ctx, copySQL); err != nil {
+			return nil, nil, 0, fmt.Errorf("write parquet for prefix %s: %w", p, err)
+		}
+		paths = append(paths, path)
 	}
 	sort.Strings(paths)
 	var files []lakeFile
