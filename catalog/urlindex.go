@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -396,4 +397,14 @@ func readInt64s(g *pqfile.RowGroupReader, c int, n int64) ([]int64, []bool, erro
 		}
 	}
 	return out, valid, nil
+}
+
+// FilePaths lists the store keys of every Parquet file of the version.
+func (s *Snapshot) FilePaths() []string {
+	out := make([]string, 0, len(s.files))
+	for _, f := range s.files {
+		out = append(out, f.Path)
+	}
+	sort.Strings(out)
+	return out
 }

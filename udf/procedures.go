@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -67,9 +68,9 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 		return []any{r.Shard, r.Status, int64(r.InboxMerged), int64(r.InboxKept), int64(r.RecordsBefore),
 			int64(r.RecordsAfter), r.BytesWritten, float64(r.Duration.Microseconds()) / 1000, int64(len(r.Errors)), strings.Join(details, "\n")}
 	}
-	compactShard := duckdb.RowTableFunction{
+	compactShard := duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
-		BindArguments: func(named map[string]any, args ...any) (duckdb.RowTableSource, error) {
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			id, _ := args[0].(string)
 			return &lazyRows{cols: resultCols, run: func(ctx context.Context) ([][]any, error) {
 				c, err := p.Compiler()
@@ -89,8 +90,8 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 			}, timeout: p.Timeout}, nil
 		},
 	}
-	compactAll := duckdb.RowTableFunction{
-		BindArguments: func(named map[string]any, args ...any) (duckdb.RowTableSource, error) {
+	compactAll := duckdb.ChunkTableFunction{
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			return &lazyRows{cols: resultCols, run: func(ctx context.Context) ([][]any, error) {
 				c, err := p.Compiler()
 				if err != nil {
@@ -113,9 +114,9 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 			}, timeout: p.Timeout}, nil
 		},
 	}
-	inboxPut := duckdb.RowTableFunction{
+	inboxPut := duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar}},
-		BindArguments: func(named map[string]any, args ...any) (duckdb.RowTableSource, error) {
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			domain, _ := args[0].(string)
 			record, _ := args[1].(string)
 			cols := []duckdb.ColumnInfo{{Name: "domain", T: varchar}, {Name: "shard", T: varchar}, {Name: "object_key", T: varchar}}
@@ -142,7 +143,7 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 			}, timeout: p.Timeout}, nil
 		},
 	}
-	for name, f := range map[string]duckdb.RowTableFunction{"compact_shard": compactShard, "compact_all": compactAll, "inbox_put": inboxPut} {
+	for name, f := range map[string]duckdb.ChunkTableFunction{"compact_shard": compactShard, "compact_all": compactAll, "inbox_put": inboxPut} {
 		if err := duckdb.RegisterTableUDF(conn, name, f); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
@@ -195,29 +196,33 @@ func (l *lazyRows) Cardinality() *duckdb.CardinalityInfo { return nil }
 // again does its work again.
 func (l *lazyRows) Init() { l.done, l.rows, l.next = false, nil, 0 }
 
-func (l *lazyRows) FillRow(row duckdb.Row) (more bool, err error) {
+// FillChunk emits up to a chunk of rows. It sets values through
+// DataChunk.SetValue, which writes NULL for nil (Row.SetRowValue does not
+// for every type, e.g. a nil TIMESTAMP panics).
+func (l *lazyRows) FillChunk(chunk duckdb.DataChunk) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			more, err = false, fmt.Errorf("internal error: %v", r)
+			err = fmt.Errorf("internal error: %v\n%s", r, debug.Stack())
 		}
 	}()
 	if !l.done {
 		l.done = true
 		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 		defer cancel()
-		l.rows, err = l.run(ctx)
-		if err != nil {
-			return false, err
+		if l.rows, err = l.run(ctx); err != nil {
+			return err
 		}
 	}
-	if l.next >= len(l.rows) {
-		return false, nil
-	}
-	for i, v := range l.rows[l.next] {
-		if err := duckdb.SetRowValue(row, i, v); err != nil {
-			return false, err
+	n := 0
+	for ; n < chunkRows && l.next < len(l.rows); n, l.next = n+1, l.next+1 {
+		for c, v := range l.rows[l.next] {
+			if err := chunk.SetValue(c, n, v); err != nil {
+				return err
+			}
 		}
 	}
-	l.next++
-	return true, nil
+	return chunk.SetSize(n)
 }
+
+// chunkRows is DuckDB's standard vector size.
+const chunkRows = 2048

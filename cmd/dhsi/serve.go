@@ -42,6 +42,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tlsCert     = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
 		tlsKey      = fs.String("tls-key", "", "TLS private key (PEM)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
+		blockCache  = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
 		refresh     = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
 		users       multiFlag
 	)
@@ -88,6 +89,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("create cache dir: %w", err)
 	}
 	var domains *catalog.Domains
+	var urls *urlService
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
 		Server: sqlserver.Config{Listen: *listen, Users: passwords, TLSCert: *tlsCert, TLSKey: *tlsKey},
 		Engine: sqlserver.EngineConfig{
@@ -111,7 +113,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.Register(ctx, db, layout); err != nil {
 					return err
 				}
-				return udf.RegisterProcedures(ctx, db, domainProcedures(st, d, log))
+				if err := udf.RegisterProcedures(ctx, db, domainProcedures(st, d, log)); err != nil {
+					return err
+				}
+				u, err := newURLService(ctx, st, db, *blockCache<<20, log)
+				if err != nil {
+					return err
+				}
+				urls = u
+				return udf.RegisterURLIndex(ctx, db, udf.URLIndexFuncs{Snapshot: u.x.Current, Domain: u.domain})
 			},
 		},
 		Log: log,
@@ -125,7 +135,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx) }()
-	go refreshLoop(ctx, domains, *refresh, log)
+	go refreshLoop(ctx, *refresh, log, domains.Refresh, urls.refresh)
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
@@ -201,9 +211,9 @@ func domainProcedures(st store.Store, d *catalog.Domains, log *slog.Logger) udf.
 }
 
 // refreshLoop keeps the server's views in step with what other processes
-// write to the store.
-func refreshLoop(ctx context.Context, d *catalog.Domains, every time.Duration, log *slog.Logger) {
-	if d == nil || every <= 0 {
+// write to the store: domain records and new URL-index versions.
+func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, fns ...func(context.Context) error) {
+	if every <= 0 {
 		return
 	}
 	t := time.NewTicker(every)
@@ -213,8 +223,10 @@ func refreshLoop(ctx context.Context, d *catalog.Domains, every time.Duration, l
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := d.Refresh(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("refresh domain records", "err", err)
+			for _, fn := range fns {
+				if err := fn(ctx); err != nil && ctx.Err() == nil {
+					log.Warn("refresh from the store", "err", err)
+				}
 			}
 		}
 	}

@@ -1,0 +1,138 @@
+package udf
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/catalog"
+)
+
+// URLIndexFuncs are the table functions over the URL index:
+//
+//	domain_datasets(domain)                          → dataset_id, dataset, url_count
+//	domain_urls(domain, dataset_id, offset, limit)   → url_id, url, ts
+//	dhsi_datasets()                                  → the dataset registry (view "datasets")
+//
+// Each call pins the current snapshot once (M4), so a manifest flip during a
+// query never mixes versions.
+type URLIndexFuncs struct {
+	Snapshot func() *catalog.Snapshot
+	// Domain turns the user's argument into a registered domain ("https://
+	// www.Example.com/x" → "example.com"), or explains what was expected.
+	Domain func(s string) (string, error)
+}
+
+// RegisterURLIndex installs the functions on db.
+func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	t := func(typ duckdb.Type) duckdb.TypeInfo {
+		ti, err := duckdb.NewTypeInfo(typ)
+		if err != nil {
+			panic(err) // only for the fixed primitive types below
+		}
+		return ti
+	}
+	varchar, integer, bigint, ubigint, ts := t(duckdb.TYPE_VARCHAR), t(duckdb.TYPE_INTEGER), t(duckdb.TYPE_BIGINT), t(duckdb.TYPE_UBIGINT), t(duckdb.TYPE_TIMESTAMP)
+
+	domainDatasets := duckdb.ChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			arg, _ := args[0].(string)
+			cols := []duckdb.ColumnInfo{{Name: "dataset_id", T: integer}, {Name: "dataset", T: varchar}, {Name: "url_count", T: bigint}}
+			return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
+				if args[0] == nil {
+					return nil, nil
+				}
+				d, err := f.Domain(arg)
+				if err != nil {
+					return nil, err
+				}
+				got, err := f.Snapshot().DomainDatasets(d)
+				if err != nil {
+					return nil, err
+				}
+				out := make([][]any, len(got))
+				for i, g := range got {
+					out[i] = []any{int32(g.DatasetID), g.Dataset, int64(g.URLCount)}
+				}
+				return out, nil
+			}}, nil
+		},
+	}
+	domainURLs := duckdb.ChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, integer, bigint, bigint}},
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			cols := []duckdb.ColumnInfo{{Name: "url_id", T: ubigint}, {Name: "url", T: varchar}, {Name: "ts", T: ts}}
+			return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
+				if args[0] == nil || args[1] == nil {
+					return nil, nil
+				}
+				arg, _ := args[0].(string)
+				ds, _ := args[1].(int32)
+				off, lim := int64(0), int64(1000)
+				if v, ok := args[2].(int64); ok {
+					off = v
+				}
+				if v, ok := args[3].(int64); ok {
+					lim = v
+				}
+				if lim > catalog.MaxPageSize {
+					return nil, fmt.Errorf("domain_urls: limit %d is above the page-size cap of %d; page with offset", lim, catalog.MaxPageSize)
+				}
+				d, err := f.Domain(arg)
+				if err != nil {
+					return nil, err
+				}
+				rows, _, err := f.Snapshot().DomainURLs(ctx, d, uint32(ds), off, lim)
+				if err != nil {
+					return nil, err
+				}
+				out := make([][]any, len(rows))
+				for i, r := range rows {
+					var tsv any
+					if r.HasTS {
+						tsv = r.TS
+					}
+					out[i] = []any{r.URLID, r.URL, tsv}
+				}
+				return out, nil
+			}}, nil
+		},
+	}
+	datasets := duckdb.ChunkTableFunction{
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			tstz := t(duckdb.TYPE_TIMESTAMP_TZ)
+			cols := []duckdb.ColumnInfo{{Name: "dataset_id", T: integer}, {Name: "dataset", T: varchar}, {Name: "source", T: varchar},
+				{Name: "created", T: tstz}, {Name: "updated", T: tstz}, {Name: "urls", T: bigint}, {Name: "domains", T: bigint}, {Name: "files", T: bigint}}
+			return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
+				var out [][]any
+				for _, d := range f.Snapshot().Datasets.Datasets {
+					out = append(out, []any{int32(d.ID), d.Name, d.Source, d.Created, d.Updated, d.URLs, d.Domains, int64(d.Files)})
+				}
+				return out, nil
+			}}, nil
+		},
+	}
+	for name, fn := range map[string]duckdb.ChunkTableFunction{"domain_datasets": domainDatasets, "domain_urls": domainURLs, "dhsi_datasets": datasets} {
+		if err := duckdb.RegisterTableUDF(conn, name, fn); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	for _, s := range []string{
+		"CREATE OR REPLACE VIEW public.datasets AS SELECT * FROM dhsi_datasets()",
+		"COMMENT ON VIEW public.datasets IS 'dhsi: the dataset registry of the current index version'",
+	} {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("create view datasets: %w", err)
+		}
+	}
+	return nil
+}
