@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/httpapi"
 	"github.com/dhsi/dhsi/migrations"
 	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
@@ -42,6 +45,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tlsCert     = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
 		tlsKey      = fs.String("tls-key", "", "TLS private key (PEM)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
+		httpAddr    = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
 		blockCache  = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
 		refresh     = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
 		users       multiFlag
@@ -133,8 +137,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.Info("dhsi serving", "store", st.String(), "postgres", srv.Addr().String(), "duckdb", filepath.Join(cache, "dhsi.duckdb"))
 	fmt.Fprintf(stdout, "dhsi %s: serving %s\n  psql -h %s -p %s\n", version, st.String(), hostOf(srv.Addr().String()), portOf(srv.Addr().String()))
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ctx) }()
+	if *httpAddr != "" {
+		if host, _, err := net.SplitHostPort(*httpAddr); err == nil && host != "127.0.0.1" && host != "localhost" && host != "::1" {
+			log.Warn("the HTTP API has no authentication and listens beyond loopback", "addr", *httpAddr)
+		}
+		ln, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+		hs := &http.Server{Handler: httpapi.New(httpapi.Config{Snapshot: urls.x.Current, Domain: urls.domainNote, Log: log}), ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- hs.Serve(ln) }()
+		defer hs.Close()
+		fmt.Fprintf(stdout, "  curl http://%s/v1/domain/example.com\n", ln.Addr())
+	}
 	go refreshLoop(ctx, *refresh, log, domains.Refresh, urls.refresh)
 	select {
 	case <-ctx.Done():

@@ -39,6 +39,12 @@ func newURLService(ctx context.Context, st store.Store, db *sql.DB, cacheBytes i
 // domain normalizes a user's domain argument the way the current version's
 // domains were computed.
 func (s *urlService) domain(arg string) (string, error) {
+	d, _, err := s.domainNote(arg)
+	return d, err
+}
+
+// domainNote is domain with the note that explains a normalization.
+func (s *urlService) domainNote(arg string) (string, string, error) {
 	icann := s.x.Current().Version.PSLMode == "icann"
 	s.mu.Lock()
 	n := s.norms[icann]
@@ -46,13 +52,12 @@ func (s *urlService) domain(arg string) (string, error) {
 		var err error
 		if n, err = urlnorm.NewNormalizer(urlnorm.Config{ICANNOnly: icann}); err != nil {
 			s.mu.Unlock()
-			return "", err
+			return "", "", err
 		}
 		s.norms[icann] = n
 	}
 	s.mu.Unlock()
-	d, _, err := n.QueryDomain(arg)
-	return d, err
+	return n.QueryDomain(arg)
 }
 
 // refresh follows the manifest; a new version also rebuilds the urls view.

@@ -1,0 +1,181 @@
+// Package httpapi serves the URL index as JSON over HTTP (design 001 §4.2):
+//
+//	GET /v1/domain/{domain}
+//	GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=0&limit=1000
+//
+// Every response is JSON, including errors ({"error": "..."}, with 400 for a
+// malformed request and 404 for what the index does not hold). Each request
+// pins one index snapshot, so a version flip never mixes versions.
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dhsi/dhsi/catalog"
+)
+
+// Config wires the API to the index.
+type Config struct {
+	Snapshot func() *catalog.Snapshot
+	// Domain normalizes a user's domain argument; note explains a change.
+	Domain func(s string) (domain, note string, err error)
+	Log    *slog.Logger
+}
+
+// DefaultLimit is the page size when limit is not given.
+const DefaultLimit = 1000
+
+// New returns the API's handler.
+func New(cfg Config) http.Handler {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	a := &api{cfg: cfg}
+	mux.HandleFunc("GET /v1/domain/{domain}", a.domain)
+	mux.HandleFunc("GET /v1/domain/{domain}/datasets/{id}/urls", a.urls)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: use GET /v1/domain/{domain} or GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=&limit=")
+	})
+	return mux
+}
+
+type api struct{ cfg Config }
+
+// DomainResponse is GET /v1/domain/{d}.
+type DomainResponse struct {
+	Domain   string         `json:"domain"`
+	DomainID uint64         `json:"domain_id"`
+	Note     string         `json:"note,omitempty"`
+	Version  string         `json:"version"`
+	Datasets []DatasetEntry `json:"datasets"`
+}
+
+// DatasetEntry is one dataset holding the domain, with its exact URL count.
+type DatasetEntry struct {
+	DatasetID uint32 `json:"dataset_id"`
+	Dataset   string `json:"dataset"`
+	URLCount  uint64 `json:"url_count"`
+}
+
+// URLsResponse is GET /v1/domain/{d}/datasets/{id}/urls.
+type URLsResponse struct {
+	Domain     string    `json:"domain"`
+	DatasetID  uint32    `json:"dataset_id"`
+	Version    string    `json:"version"`
+	Total      uint64    `json:"total"`
+	Offset     int64     `json:"offset"`
+	Items      []URLItem `json:"items"`
+	NextOffset *int64    `json:"next_offset"` // null on the last page
+}
+
+// URLItem is one URL.
+type URLItem struct {
+	URLID string     `json:"url_id"` // 0x-prefixed hex of the xxh3-64 of the raw URL
+	URL   string     `json:"url"`
+	TS    *time.Time `json:"ts,omitempty"`
+}
+
+func (a *api) domain(w http.ResponseWriter, r *http.Request) {
+	d, note, err := a.cfg.Domain(r.PathValue("domain"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	snap := a.cfg.Snapshot()
+	id, ok, err := snap.DomainID(d)
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s is not in index version %q", d, snap.Version.Version))
+		return
+	}
+	ds, err := snap.DomainDatasets(d)
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	resp := DomainResponse{Domain: d, DomainID: id, Note: note, Version: snap.Version.Version, Datasets: []DatasetEntry{}}
+	for _, x := range ds {
+		resp.Datasets = append(resp.Datasets, DatasetEntry{DatasetID: x.DatasetID, Dataset: x.Dataset, URLCount: x.URLCount})
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (a *api) urls(w http.ResponseWriter, r *http.Request) {
+	d, _, err := a.cfg.Domain(r.PathValue("domain"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 32)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("dataset id %q: want a non-negative integer", r.PathValue("id")))
+		return
+	}
+	q := r.URL.Query()
+	offset, err := intParam(q.Get("offset"), 0)
+	if err != nil || offset < 0 {
+		writeError(w, http.StatusBadRequest, "offset: want a non-negative integer")
+		return
+	}
+	limit, err := intParam(q.Get("limit"), DefaultLimit)
+	if err != nil || limit < 1 || limit > catalog.MaxPageSize {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("limit: want an integer from 1 to %d", catalog.MaxPageSize))
+		return
+	}
+	snap := a.cfg.Snapshot()
+	if _, ok := snap.Datasets.ByID(uint32(id)); !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("dataset %d is not in index version %q", id, snap.Version.Version))
+		return
+	}
+	rows, total, err := snap.DomainURLs(r.Context(), d, uint32(id), offset, limit)
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	resp := URLsResponse{Domain: d, DatasetID: uint32(id), Version: snap.Version.Version, Total: total, Offset: offset, Items: make([]URLItem, 0, len(rows))}
+	for _, row := range rows {
+		it := URLItem{URLID: fmt.Sprintf("0x%016x", row.URLID), URL: row.URL}
+		if row.HasTS {
+			t := row.TS
+			it.TS = &t
+		}
+		resp.Items = append(resp.Items, it)
+	}
+	if next := offset + int64(len(rows)); uint64(next) < total {
+		resp.NextOffset = &next
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func intParam(s string, def int64) (int64, error) {
+	if s == "" {
+		return def, nil
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+func (a *api) internal(w http.ResponseWriter, err error) {
+	a.cfg.Log.Error("http api", "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error: "+err.Error())
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
