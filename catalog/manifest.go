@@ -157,7 +157,7 @@ func Publish(ctx context.Context, st store.Store, base *Manifest, v Version, kee
 	if keep > 0 && len(next.Versions) > keep {
 		next.Versions = next.Versions[len(next.Versions)-keep:]
 	}
-	body, err := json.MarshalIndent(next, "", "  ")
+	body, err := jsonIndent(next)
 	if err != nil {
 		return nil, err
 	}
@@ -202,3 +202,5 @@ func (m *Manifest) VersionNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+func jsonIndent(m *Manifest) ([]byte, error) { return json.MarshalIndent(m, "", "  ") }
