@@ -1,0 +1,103 @@
+package postings
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"testing"
+)
+
+// FuzzDecodePayload: arbitrary payload bytes never panic, and whatever
+// decodes re-encodes to the same bytes (the encoding is canonical).
+func FuzzDecodePayload(f *testing.F) {
+	f.Add(appendPayload(nil, 1, 2, Spans{{1, 0, 5}, {1, 1, 6}, {4, 0, 7}}), uint64(18))
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 1}, uint64(1))
+	f.Fuzz(func(t *testing.T, p []byte, count uint64) {
+		if len(p) >= 4 { // give the CRC a chance to match
+			binary.LittleEndian.PutUint32(p, payloadCRC(1, 2, p[4:]))
+		}
+		spans, err := decodePayload(p, 1, 2, count)
+		if err != nil {
+			return
+		}
+		if got := appendPayload(nil, 1, 2, spans); !bytes.Equal(got, p) {
+			t.Fatalf("decoded %v re-encodes to %x, not %x", spans, got, p)
+		}
+		if checkSpans(spans) != nil || spans.Rows() != count {
+			t.Fatalf("decoded spans %v break P3/P4", spans)
+		}
+		w, skip := spans.Window(count/2, count/3+1)
+		if len(w) > 0 && skip >= uint64(w[0].Rows) {
+			t.Fatalf("Window skip %d past its first span %v", skip, w[0])
+		}
+	})
+}
+
+// FuzzOpen: arbitrary idx and dat bytes never panic any Reader method.
+func FuzzOpen(f *testing.F) {
+	s := writeShard(f, corpus(10), 3, false)
+	f.Add(s.idx, s.dat)
+	f.Add([]byte("PDX1"), []byte{})
+	f.Fuzz(func(t *testing.T, idx, dat []byte) {
+		for _, load := range []bool{false, true} {
+			r, err := OpenWith(bytes.NewReader(idx), int64(len(idx)), bytes.NewReader(dat), int64(len(dat)), Options{LoadIndex: load})
+			if err != nil {
+				continue
+			}
+			for d := range uint64(4) {
+				es, _ := r.DatasetsOf(d)
+				for _, e := range es {
+					r.Payload(e)
+				}
+				if e, ok, err := r.Lookup(d, 1); ok && err == nil {
+					r.Payload(e)
+				}
+			}
+			r.Verify()
+		}
+	})
+}
+
+// FuzzRoundTrip: postings derived from the input write, read and merge
+// back exactly.
+func FuzzRoundTrip(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, stride uint8) {
+		var ps []posting
+		var d uint64
+		var ds uint32
+		for i := 0; i+3 <= len(data); i += 3 {
+			if data[i]&1 == 1 {
+				d += uint64(data[i]>>1) + 1
+				ds = 0
+			}
+			ds += uint32(data[i+1]) + 1
+			n := int(data[i+2]%4) + 1
+			spans := make(Spans, n)
+			for j := range spans {
+				spans[j] = Span{FileID: uint32(data[i+2]) + uint32(j/2), RowGroup: uint32(j), Rows: uint32(data[i+1])*1000 + 1}
+			}
+			ps = append(ps, posting{d, ds, spans})
+		}
+		s := writeShard(t, ps, uint32(stride)+1, stride%2 == 0)
+		r := s.open(t, Options{})
+		for _, p := range ps {
+			e, ok, err := r.Lookup(p.d, p.ds)
+			if !ok || err != nil {
+				t.Fatalf("Lookup(%d, %d) = %v, %v", p.d, p.ds, ok, err)
+			}
+			got, err := r.Payload(e)
+			if err != nil || !slices.Equal(got, p.spans) {
+				t.Fatalf("Payload = %v, %v", got, err)
+			}
+		}
+		if err := r.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		var ib, db bytes.Buffer
+		w := NewWriter(&ib, &db)
+		if err := Merge(w, r, s.open(t, Options{LoadIndex: true})); err == nil && len(ps) > 0 {
+			t.Fatal("merging a shard with itself did not report duplicate row groups")
+		}
+	})
+}

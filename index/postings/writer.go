@@ -1,0 +1,161 @@
+package postings
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/dhsi/dhsi/index/internal/binio"
+)
+
+// Config tunes a Writer.
+type Config struct {
+	// SparseStride is the number of idx entries per block. The sparse
+	// index holds one 16-byte key+CRC per block and a lookup reads one
+	// block, so the stride trades Open size against bytes per lookup.
+	SparseStride uint32
+}
+
+// Defaults fills unset fields.
+func (c Config) Defaults() Config {
+	if c.SparseStride == 0 {
+		c.SparseStride = DefaultStride
+	}
+	return c
+}
+
+// Validate reports an unusable configuration.
+func (c Config) Validate() error {
+	if c.SparseStride == 0 || c.SparseStride > maxStride {
+		return fmt.Errorf("postings: sparse stride %d not in [1, %d]", c.SparseStride, maxStride)
+	}
+	return nil
+}
+
+// Writer writes one shard's postings.idx and postings.dat from keys in
+// increasing order (P1).
+//
+// Memory: payloads stream to dat; idx entries stream to idx when it is an
+// io.WriterAt (an *os.File is), and are otherwise held in memory (32 bytes
+// a key) until Close, because the header carries the count. The sparse
+// index (16 bytes per stride keys) is held until Close.
+type Writer struct {
+	idx      *binio.Sink
+	dat      *bufio.Writer
+	datOff   uint64
+	stride   uint32
+	n        uint64
+	sparse   []byte
+	blockCRC uint32
+	last     Entry
+	payload  []byte
+	err      error
+}
+
+// NewWriter returns a Writer with the default configuration.
+func NewWriter(idx, dat io.Writer) *Writer {
+	w, _ := NewWriterConfig(idx, dat, Config{})
+	return w
+}
+
+// NewWriterConfig returns a Writer with cfg (after Defaults).
+func NewWriterConfig(idx, dat io.Writer, cfg Config) (*Writer, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w := &Writer{idx: binio.NewSink(idx), dat: bufio.NewWriterSize(dat, 256<<10), stride: cfg.SparseStride}
+	var hdr [headerSize]byte // placeholder; Close writes the real one
+	_, w.err = w.idx.Write(hdr[:])
+	return w, nil
+}
+
+// Add writes the postings of (domainID, datasetID): spans must be non-empty,
+// strictly increasing by (file_id, row_group) with rows >= 1 (P3), and the
+// key must be greater than the previous key (P1). The URL count is the sum
+// of rows. A rejected Add leaves the writer usable; a write error does not.
+func (w *Writer) Add(domainID uint64, datasetID uint32, spans []Span) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.n > 0 && compareKey(domainID, datasetID, w.last.DomainID, w.last.DatasetID) <= 0 {
+		return fmt.Errorf("%w: key (%d, %d) is not after (%d, %d)", ErrInput,
+			domainID, datasetID, w.last.DomainID, w.last.DatasetID)
+	}
+	if err := checkSpans(spans); err != nil {
+		return fmt.Errorf("%w: key (%d, %d): %v", ErrInput, domainID, datasetID, err)
+	}
+	if w.n >= maxEntries {
+		return fmt.Errorf("%w: more than %d keys in one shard", ErrInput, uint64(maxEntries))
+	}
+	w.payload = appendPayload(w.payload[:0], domainID, datasetID, spans)
+	if len(w.payload) > 1<<32-1 {
+		return fmt.Errorf("%w: key (%d, %d): payload of %d bytes", ErrInput, domainID, datasetID, len(w.payload))
+	}
+	if _, err := w.dat.Write(w.payload); err != nil {
+		w.err = fmt.Errorf("postings: write payload: %w", err)
+		return w.err
+	}
+	e := Entry{DomainID: domainID, DatasetID: datasetID, PayloadOffset: w.datOff,
+		PayloadLen: uint32(len(w.payload)), URLCount: Spans(spans).Rows()}
+	w.datOff += uint64(len(w.payload))
+	var b [entrySize]byte
+	putEntry(b[:], e)
+	if w.n%uint64(w.stride) == 0 {
+		w.closeBlock()
+		w.sparse = binary.LittleEndian.AppendUint64(w.sparse, domainID)
+		w.sparse = binary.LittleEndian.AppendUint32(w.sparse, datasetID)
+		w.sparse = append(w.sparse, 0, 0, 0, 0) // block CRC, set by closeBlock
+	}
+	w.blockCRC = binio.CRCUpdate(w.blockCRC, b[:])
+	if _, err := w.idx.Write(b[:]); err != nil {
+		w.err = fmt.Errorf("postings: write entry: %w", err)
+		return w.err
+	}
+	w.n++
+	w.last = e
+	return nil
+}
+
+// closeBlock stores the running CRC of the block just finished.
+func (w *Writer) closeBlock() {
+	if len(w.sparse) > 0 {
+		binary.LittleEndian.PutUint32(w.sparse[len(w.sparse)-4:], w.blockCRC)
+	}
+	w.blockCRC = 0
+}
+
+// Close writes the sparse index and the header and flushes both files. It
+// does not close idx or dat.
+func (w *Writer) Close() error {
+	if w.err != nil {
+		return w.err
+	}
+	w.closeBlock()
+	if err := w.dat.Flush(); err != nil {
+		w.err = fmt.Errorf("postings: flush dat: %w", err)
+		return w.err
+	}
+	if _, err := w.idx.Write(w.sparse); err != nil {
+		w.err = fmt.Errorf("postings: write sparse index: %w", err)
+		return w.err
+	}
+	var hdr [headerSize]byte
+	le := binary.LittleEndian
+	copy(hdr[:], Magic)
+	le.PutUint32(hdr[4:], Version)
+	le.PutUint64(hdr[8:], w.n)
+	le.PutUint64(hdr[16:], w.datOff)
+	le.PutUint32(hdr[24:], w.stride)
+	le.PutUint32(hdr[28:], 0) // reserved
+	le.PutUint32(hdr[32:], binio.CRC(w.sparse))
+	le.PutUint32(hdr[36:], binio.CRC(hdr[:36]))
+	if err := w.idx.Finish(hdr[:]); err != nil {
+		w.err = fmt.Errorf("postings: finish idx: %w", err)
+		return w.err
+	}
+	w.err = errors.New("postings: writer is closed")
+	return nil
+}
