@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestIngestWhileServing: an ingest beside a running server is picked up
+// without a restart, and the SQL surface answers from the new version.
+func TestIngestWhileServing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "200ms"))
+	if got := one[int64](t, c, "SELECT count(*) FROM datasets"); got != 0 {
+		t.Fatalf("a new store has %d datasets", got)
+	}
+	list := filepath.Join("..", "..", "..", "shared", "testdata", "urls", "pywb_sample_archive.txt")
+	if code := run(ctx, []string{"ingest", "--store", dir, "--dataset", "pywb", list}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("dhsi ingest exit %d", code)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for one[int64](t, c, "SELECT count(*) FROM datasets") != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never picked up the ingested version")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var id int32
+	var name string
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT dataset_id, dataset, url_count FROM domain_datasets('https://www.iana.org/')").Scan(&id, &name, &n); err != nil || name != "pywb" || n != 48 {
+		t.Fatalf("domain_datasets: %d %q %d %v", id, name, n, err)
+	}
+	if got := one[int64](t, c, "SELECT count(*) FROM domain_urls('iana.org', 1, 0, 1000)"); got != 48 {
+		t.Fatalf("domain_urls listed %d URLs, want 48", got)
+	}
+	if got := one[int64](t, c, "SELECT count(*) FROM urls WHERE domain = 'iana.org'"); got != 48 {
+		t.Fatalf("the urls view has %d rows for iana.org, want 48", got)
+	}
+}
