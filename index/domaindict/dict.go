@@ -92,7 +92,7 @@ func pairMix(h uint64, id uint32) uint64 {
 	return x ^ x>>31
 }
 
-// ListHash returns the list hash of domains.txt content, xxh3-64 of the
+// ListHashOf returns the list hash of domains.txt content, xxh3-64 of the
 // bytes. It equals (*Dict).ListHash of the dictionary built from that list.
 func ListHashOf(domainsTxt io.Reader) (uint64, error) {
 	h := xxh3.New()
@@ -109,9 +109,9 @@ type Options struct {
 	// each Domain call costs one ReadAt.
 	LoadStrings bool
 	// SkipVerify skips reading the strings section on Open. Open then does
-	// not check D1, D2 or the hashes of D3; Lookup stays correct for
-	// present domains (D4) but corruption of the strings is only noticed
-	// as a miss. Use it only where the file was verified before.
+	// not check D1, D2 or the hashes of D3. Lookup still never returns a
+	// wrong id (D4), but corrupt strings show up as misses and Domain may
+	// return them. Use it only where the file was verified before.
 	SkipVerify bool
 	// ExpectListHash, if non-zero, is the list hash the caller expects
 	// (e.g. from the manifest or from ListHashOf(domains.txt)); a different

@@ -20,9 +20,9 @@ import (
 // with ErrInput before the footer is written, so a caller that discards w on
 // error never publishes a partial dictionary.
 //
-// Strings stream to w as they arrive; Write holds 20 bytes a domain (the
-// table and the offsets) until the end, because the table is sorted by hash
-// and written after the strings.
+// Strings stream to w as they arrive; Write holds 24 bytes a domain (the
+// table rows and the offsets) until the end, because the table is sorted by
+// hash and written after the strings.
 func Write(w io.Writer, domains iter.Seq[string]) error {
 	return write(w, domains, nil)
 }

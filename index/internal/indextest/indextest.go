@@ -57,12 +57,11 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
-var tlds = []string{"com", "com", "com", "com", "net", "org", "de", "co.uk", "fr", "io", "ru", "com.br", "jp", "nl", "info"}
-
 // Domains returns n sorted unique registered domains (eTLD+1-shaped, mean
 // length about 14 bytes), the same for the same seed.
 func Domains(n int, seed uint64) []string {
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	tlds := []string{"com", "com", "com", "com", "net", "org", "de", "co.uk", "fr", "io", "ru", "com.br", "jp", "nl", "info"}
 	const alpha = "abcdefghijklmnopqrstuvwxyz0123456789"
 	seen := make(map[string]struct{}, n)
 	out := make([]string, 0, n)
