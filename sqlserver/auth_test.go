@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,4 +186,33 @@ func TestTLSRequiresMatchingFiles(t *testing.T) {
 	if err == nil {
 		t.Fatal("opened with a missing TLS key")
 	}
+}
+
+func TestUsersFileGivesPasswordsToSCRAM(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users")
+	content := "# DHSI users\n\nalice:s3cret\nbob:pa:ss\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users, err := sqlserver.LoadUsersFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(users) != 2 || users["alice"] != "s3cret" || users["bob"] != "pa:ss" {
+		t.Fatalf("users = %v", users)
+	}
+	s := startServer(t, func(c *sqlserver.Config) { c.Users = users })
+	u := url.URL{Scheme: "postgres", User: url.UserPassword("bob", "pa:ss"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
+	if _, err := connectString(t, u.String()); err != nil {
+		t.Fatalf("bob from the users file: %v", err)
+	}
+	t.Run("a line without a colon is an error naming the line", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "bad")
+		if err := os.WriteFile(bad, []byte("alice:x\nnocolon\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sqlserver.LoadUsersFile(bad); err == nil || !strings.Contains(err.Error(), ":2:") {
+			t.Errorf("err = %v", err)
+		}
+	})
 }

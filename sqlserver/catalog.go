@@ -61,25 +61,40 @@ func shimSQL() []string {
 		rows = append(rows, fmt.Sprintf("(%d, %s, %d, %d, %d, %s, %s)",
 			t.OID, quoteLiteral(t.Name), t.Len, t.Elem, t.Array, quoteLiteral(t.Category), quoteLiteral(disp)))
 	}
-	var cases []string
+	// The type macros are MAP lookups: a macro is expanded textually
+	// wherever it is used, and CASE chains nested in one another grew the
+	// pg_attribute view's expression so much that binding it dominated every
+	// catalog query; a subquery instead would make the views correlated,
+	// which DuckDB cannot put on the right of the LEFT JOINs clients write.
+	var arrays, display []string
+	for _, t := range pgTypes {
+		if t.Array != 0 && t.OID != oidJSON {
+			arrays = append(arrays, fmt.Sprintf("%d: %d", t.OID, t.Array))
+		}
+		disp := typeDisplay[t.OID]
+		if t.Elem != 0 {
+			disp = typeDisplay[t.Elem] + "[]"
+		}
+		display = append(display, fmt.Sprintf("%d: %s", t.OID, quoteLiteral(disp)))
+	}
+	var names, prefixes []string
 	for _, m := range duckTypeOIDs {
-		var conds []string
-		if len(m.names) > 0 {
-			q := make([]string, len(m.names))
-			for i, n := range m.names {
-				q[i] = quoteLiteral(n)
-			}
-			conds = append(conds, "t IN ("+strings.Join(q, ", ")+")")
+		for _, n := range m.names {
+			names = append(names, fmt.Sprintf("%s: %d", quoteLiteral(n), m.oid))
 		}
 		if m.like != "" {
-			conds = append(conds, "t LIKE "+quoteLiteral(m.like))
+			prefixes = append(prefixes, fmt.Sprintf("%s: %d", quoteLiteral(strings.TrimSuffix(m.like, "(%")), m.oid))
 		}
-		cases = append(cases, fmt.Sprintf("WHEN %s THEN %d", strings.Join(conds, " OR "), m.oid))
 	}
 	out := []string{
 		"CREATE OR REPLACE TABLE dhsi_sys.pg.pg_type_base (oid BIGINT, typname VARCHAR, typlen SMALLINT, typelem BIGINT, typarray BIGINT, typcategory VARCHAR, dhsi_display VARCHAR)",
 		"INSERT INTO dhsi_sys.pg.pg_type_base VALUES " + strings.Join(rows, ", "),
-		"CREATE OR REPLACE MACRO dhsi_sys.pg.dhsi_scalar_oid(t) AS CASE " + strings.Join(cases, " ") + fmt.Sprintf(" ELSE %d END", oidText),
+		// a DuckDB type name (duckdb_columns().data_type) to its OID: by
+		// name, else by the word before "(" (DECIMAL(10,2), STRUCT(...))
+		"CREATE OR REPLACE MACRO dhsi_sys.pg.dhsi_scalar_oid(p_t) AS coalesce(MAP {" + strings.Join(names, ", ") + "}[p_t], MAP {" +
+			strings.Join(prefixes, ", ") + `}[regexp_extract(p_t, '^([A-Z]+)\(', 1)], ` + fmt.Sprint(oidText) + ")",
+		"CREATE OR REPLACE MACRO dhsi_sys.pg.dhsi_array_oid(p_elem) AS coalesce(MAP {" + strings.Join(arrays, ", ") + "}[p_elem], " + fmt.Sprint(oidJSON) + ")",
+		"CREATE OR REPLACE MACRO dhsi_sys.pg.dhsi_type_display(p_oid) AS MAP {" + strings.Join(display, ", ") + "}[p_oid]",
 		"CREATE OR REPLACE MACRO dhsi_sys.pg.version() AS " + quoteLiteral(versionBanner),
 	}
 	return append(out, dhsisql.PGCatalog()...)

@@ -14,6 +14,10 @@
 //     and the session stays usable: after an error inside a transaction the
 //     status is 'E' until ROLLBACK, exactly as in PostgreSQL.
 //   - A CancelRequest interrupts the DuckDB query in flight (SQLSTATE 57014).
+//   - SQL cursors (DECLARE, FETCH, MOVE, CLOSE) are portals, visible to the
+//     protocol's Describe, and COPY ... TO STDOUT writes text or CSV.
+//   - Catalog answers (pg_catalog, information_schema) never show DHSI's
+//     internal schemas (names starting with "dhsi_").
 //   - Without configured users the server accepts anyone, and therefore
 //     refuses to listen on anything but loopback.
 //

@@ -115,17 +115,17 @@ func (e *Engine) setup(ctx context.Context, shimSQL []string) error {
 	pending := shimSQL
 	for len(pending) > 0 {
 		var next []string
-		var firstErr error
+		var errs []error
 		for _, s := range pending {
 			if _, err := conn.ExecContext(ctx, s); err != nil {
 				next = append(next, s)
-				if firstErr == nil {
-					firstErr = fmt.Errorf("install catalog shim: %w\n%s", err, s)
-				}
+				errs = append(errs, fmt.Errorf("%w\n%s", err, s))
 			}
 		}
 		if len(next) == len(pending) {
-			return firstErr
+			// every error is reported: the first is often only a statement
+			// waiting for one that failed on its own
+			return fmt.Errorf("install catalog shim: %w", errors.Join(errs...))
 		}
 		pending = next
 	}
@@ -169,18 +169,29 @@ func (e *Engine) connect(ctx context.Context) (*duckdb.Conn, error) {
 // (public when it names none), then the catalog shim.
 func (e *Engine) searchPath(schemas []string) string {
 	var parts []string
+	for _, s := range clientSchemas(schemas) {
+		parts = append(parts, quoteIdent(s))
+	}
+	parts = append(parts, shimCatalog+"."+shimSchema)
+	return strings.Join(parts, ",")
+}
+
+// clientSchemas are the schemas of a search_path that name user relations:
+// "$user" and pg_catalog are left out (the shim answers pg_catalog), and an
+// empty path means public. This is also what current_schemas(false) shows.
+func clientSchemas(schemas []string) []string {
+	var out []string
 	for _, s := range schemas {
 		switch s {
 		case "", "$user", "pg_catalog":
 			continue
 		}
-		parts = append(parts, quoteIdent(s))
+		out = append(out, s)
 	}
-	if len(parts) == 0 {
-		parts = append(parts, "public")
+	if len(out) == 0 {
+		out = append(out, "public")
 	}
-	parts = append(parts, shimCatalog+"."+shimSchema)
-	return strings.Join(parts, ",")
+	return out
 }
 
 // Close closes the database.

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dhsi/dhsi/sqlserver"
 )
 
 // psqlPath finds the real psql client; the test fails without it unless
@@ -108,6 +111,65 @@ func TestPsql(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a table's primary key is listed under Indexes", func(t *testing.T) {
+		out, code := s.psql(t, "", "-c", "CREATE TABLE keyed (id INTEGER PRIMARY KEY, code VARCHAR UNIQUE)")
+		if code != 0 {
+			t.Fatalf("create: exit %d\n%s", code, out)
+		}
+		out, code = s.psql(t, "", "-c", `\d keyed`)
+		for _, want := range []string{"Indexes:", "PRIMARY KEY, btree (id)", "UNIQUE CONSTRAINT, btree (code)", "not null"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf(`\d keyed lacks %q (exit %d):\n%s`, want, code, out)
+			}
+		}
+	})
+	t.Run("databases, schemas and functions are listed, DHSI's internal schemas are not", func(t *testing.T) {
+		out, code := s.psql(t, "",
+			"-c", "CREATE SCHEMA dhsi_cache", "-c", "CREATE TABLE dhsi_cache.secret (x INTEGER)",
+			"-c", "CREATE SCHEMA sales", "-c", "CREATE MACRO add_one(x) AS x + 1")
+		if code != 0 {
+			t.Fatalf("create: exit %d\n%s", code, out)
+		}
+		out, code = s.psql(t, "", "-A", "-c", `\l`)
+		if code != 0 || !strings.Contains(out, "dhsi|dhsi|UTF8") {
+			t.Errorf(`\l (exit %d):\n%s`, code, out)
+		}
+		out, code = s.psql(t, "", "-A", "-c", `\dn`)
+		if code != 0 || !strings.Contains(out, "public|") || !strings.Contains(out, "sales|") || strings.Contains(out, "dhsi_") {
+			t.Errorf(`\dn (exit %d):\n%s`, code, out)
+		}
+		out, code = s.psql(t, "", "-A", "-c", `\dt *.*`)
+		if code != 0 || strings.Contains(out, "secret") {
+			t.Errorf(`\dt *.* shows an internal table (exit %d):\n%s`, code, out)
+		}
+		out, code = s.psql(t, "", "-A", "-c", `\df`)
+		if code != 0 || !strings.Contains(out, "public|add_one|") {
+			t.Errorf(`\df (exit %d):\n%s`, code, out)
+		}
+	})
+	t.Run("expanded display, timing and conninfo", func(t *testing.T) {
+		out, code := s.psql(t, "\\x\n\\timing on\nselect 1 as a, 2 as b;\n\\conninfo\n")
+		for _, want := range []string{"Expanded display is on.", "-[ RECORD 1 ]", "a | 1", "b | 2", "Time: ",
+			`You are connected to database "dhsi" as user "someone" on host "127.0.0.1"`} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("output lacks %q (exit %d):\n%s", want, code, out)
+			}
+		}
+	})
+	t.Run("copy of a query to a local CSV file goes through COPY TO STDOUT", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "out.csv")
+		out, code := s.psql(t, "", "-c", `\copy (select 1 as id, 'a,b' as name, NULL as nothing union all select 2, 'say "hi"', 'x') to '`+file+`' csv header`)
+		if code != 0 || !strings.Contains(out, "COPY 2") {
+			t.Fatalf("\\copy (exit %d):\n%s", code, out)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "id,name,nothing\n1,\"a,b\",\n2,\"say \"\"hi\"\"\",x\n"; string(got) != want {
+			t.Errorf("file = %q, want %q", got, want)
+		}
+	})
 	script := "\\set VERBOSITY verbose\nselect * from no_such_table;\nselect 7 as good;\n"
 	t.Run("a script goes on after an error", func(t *testing.T) {
 		out, code := s.psql(t, script, "-A", "-t")
@@ -134,6 +196,52 @@ func TestPsql(t *testing.T) {
 		out, code := s.psql(t, "", "-A", "-t", "-c", `select '{1,2}'::int[], '\xdead'::bytea, '{"a":1}'::json, interval '1 day'`)
 		if code != 0 || out != "{1,2}|\\xdead|{\"a\":1}|1 day\n" {
 			t.Errorf("out = %q, exit %d", out, code)
+		}
+	})
+}
+
+func TestPsqlWithPasswordAndTLS(t *testing.T) {
+	psql := psqlPath(t)
+	caFile, certFile, keyFile := writeTestPKI(t)
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.Users = map[string]string{"alice": "s3cret"}
+		c.TLSCert, c.TLSKey = certFile, keyFile
+	})
+	run := func(t *testing.T, password, sslmode string, args ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		base := []string{"-h", s.host, "-p", strconv.Itoa(s.port), "-U", "alice", "-d", "dhsi", "-X", "-w"}
+		cmd := exec.CommandContext(ctx, psql, append(base, args...)...)
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "PG") && !strings.HasPrefix(kv, "PSQL") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, "PGCONNECT_TIMEOUT=10", "PGPASSWORD="+password, "PGSSLMODE="+sslmode,
+			"PGSSLROOTCERT="+caFile, "PGSSLCERT=/nonexistent", "PAGER=")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return string(out), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("psql: %v\n%s", err, out)
+		}
+		return string(out), 0
+	}
+	for _, mode := range []string{"require", "verify-full"} {
+		t.Run("sslmode="+mode+" with the right password connects over TLS", func(t *testing.T) {
+			out, code := run(t, "s3cret", mode, "-c", `\conninfo`)
+			if code != 0 || !strings.Contains(out, `as user "alice"`) || !strings.Contains(out, "SSL connection (protocol: TLSv1.3") {
+				t.Errorf("exit %d:\n%s", code, out)
+			}
+		})
+	}
+	t.Run("a wrong password fails with a clear FATAL message", func(t *testing.T) {
+		out, code := run(t, "wrong", "verify-full", "-c", "select 1")
+		if code != 2 || !strings.Contains(out, `FATAL:  password authentication failed for user "alice"`) {
+			t.Errorf("exit %d:\n%s", code, out)
 		}
 	})
 }

@@ -325,6 +325,10 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 			sess.notice("WARNING", pe.Code, pe.Message)
 		}
 	}
+	if err := sess.syncVariables(ctx); err != nil {
+		duck.Close()
+		return fatal(codes.Internal, "%v", err)
+	}
 	// drop the ParameterStatus messages setParam queued: the full list follows
 	for _, kv := range sess.settings.reported() {
 		be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})

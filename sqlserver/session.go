@@ -78,14 +78,26 @@ type prepared struct {
 	// count rather than rows.
 	dml      bool
 	duckType duckdb.StmtType // DuckDB's statement type (kindDuck)
-	refs     int             // portals bound to this statement
-	closed   bool            // closed by the client; the DuckDB statement is released when refs drops to 0
-	busy     bool            // a portal holds an open result on stmt
+	// inner is the query of a DECLARE CURSOR or a COPY ... TO STDOUT,
+	// prepared to learn its parameters and columns.
+	inner *prepared
+	// formats are the result formats of a simple-query execution: nil (text)
+	// except for FETCH from a BINARY cursor.
+	formats []int16
+	refs    int // portals bound to this statement
+	// origins: the columns\' table OIDs and numbers have been looked up
+	origins bool
+	closed  bool // closed by the client; the DuckDB statement is released when refs drops to 0
+	busy    bool // a portal holds an open result on stmt
 }
 
 type column struct {
 	name string
 	typ  colType
+	// table and attnum name the table column the value comes from, for
+	// RowDescription; zero when unknown (an expression, a join, ...).
+	table  uint32
+	attnum int16
 }
 
 // portal is a bound statement, possibly suspended mid-result.
@@ -103,6 +115,10 @@ type portal struct {
 	bound   bool  // counted in stmt.refs (a Bind, not a simple query)
 	done    bool
 	tag     string
+	// cursor: opened by DECLARE; fetched with FETCH rather than Execute.
+	// hold (WITH HOLD) cursors survive the end of their transaction.
+	cursor bool
+	hold   bool
 }
 
 func (s *session) send(msg pgproto3.BackendMessage) { s.be.Send(msg) }
@@ -149,7 +165,8 @@ func (s *session) serve(ctx context.Context) error {
 			s.skipTillSync = false
 			if s.tx == txIdle {
 				// end of the implicit transaction: its portals go with it
-				s.closePortals()
+				// (but not WITH HOLD cursors)
+				s.closeTransactionPortals()
 			}
 			s.endImplicit(ctx, failed)
 			s.readyForQuery()
@@ -205,6 +222,9 @@ func (s *session) readyForQuery() {
 
 func (s *session) simpleQuery(ctx context.Context, query string) {
 	s.endImplicit(ctx, false) // a Query without a Sync before it
+	// at debug level the log shows every statement a client sends: the way
+	// to find out what a driver's or BI tool's catalog queries need
+	s.log.Debug("query", "sql", query)
 	stmts := pgsql.Split(query)
 	if len(stmts) == 0 {
 		s.send(&pgproto3.EmptyQueryResponse{})
@@ -233,9 +253,9 @@ func (s *session) simpleQuery(ctx context.Context, query string) {
 		p, err := s.prepare(ctx, "", st, nil)
 		if err == nil {
 			if p.returnsRows {
-				s.send(s.rowDescription(p.cols, nil))
+				s.send(s.rowDescription(p.cols, p.formats))
 			}
-			pt := &portal{stmt: p}
+			pt := &portal{stmt: p, formats: p.formats}
 			err = s.run(ctx, pt, 0)
 			s.closePortal(pt)
 		}
@@ -282,6 +302,7 @@ func (s *session) parse(ctx context.Context, m *pgproto3.Parse) error {
 			return pgErrorf(codes.DuplicatePreparedStatement, "prepared statement %q already exists", m.Name)
 		}
 	}
+	s.log.Debug("parse", "name", m.Name, "sql", m.Query)
 	stmts := pgsql.Split(m.Query)
 	if len(stmts) > 1 {
 		return pgErrorf(codes.Syntax, "cannot insert multiple commands into a prepared statement")
@@ -358,6 +379,7 @@ func (s *session) describe(m *pgproto3.Describe) error {
 			return pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", m.Name)
 		}
 		s.send(&pgproto3.ParameterDescription{ParameterOIDs: p.paramOIDs})
+		s.originsOnce(p)
 		if p.returnsRows {
 			s.send(s.rowDescription(p.cols, nil))
 		} else {
@@ -368,6 +390,7 @@ func (s *session) describe(m *pgproto3.Describe) error {
 		if !ok {
 			return pgErrorf(codes.InvalidCursorName, "portal %q does not exist", m.Name)
 		}
+		s.originsOnce(pt.stmt)
 		if pt.stmt.returnsRows {
 			s.send(s.rowDescription(pt.stmt.cols, pt.formats))
 		} else {
@@ -471,6 +494,20 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 		} else {
 			p.cols = []column{{name: c.param, typ: textCol}}
 		}
+	case kindDeclare, kindCopyOut:
+		inner, err := s.prepare(ctx, "", c.inner, oids)
+		if err != nil {
+			return nil, err
+		}
+		if inner.class.kind != kindDuck {
+			s.releaseStatement(inner)
+			return nil, pgErrorf(codes.FeatureNotSupported, "%s needs a query", c.tag)
+		}
+		p.inner, p.paramOIDs, p.paramDuck = inner, inner.paramOIDs, inner.paramDuck
+	case kindFetch:
+		if err := s.prepareFetch(p); err != nil {
+			return nil, err
+		}
 	case kindDuck:
 		p.duckSQL = pgsql.Join(pgsql.Rewrite(st.Tokens))
 		stmt, err := s.duck.PrepareContext(ctx, p.duckSQL)
@@ -482,6 +519,7 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 			p.stmt.Close()
 			return nil, err
 		}
+
 	}
 	if p.paramOIDs == nil {
 		p.paramOIDs = oids
@@ -566,11 +604,13 @@ func (s *session) rowDescription(cols []column, formats []int16) *pgproto3.RowDe
 	fields := make([]pgproto3.FieldDescription, len(cols))
 	for i, c := range cols {
 		fields[i] = pgproto3.FieldDescription{
-			Name:         []byte(c.name),
-			DataTypeOID:  c.typ.OID,
-			DataTypeSize: c.typ.Len,
-			TypeModifier: c.typ.Typmod,
-			Format:       formatFor(formats, i),
+			Name:                 []byte(c.name),
+			TableOID:             c.table,
+			TableAttributeNumber: uint16(c.attnum),
+			DataTypeOID:          c.typ.OID,
+			DataTypeSize:         c.typ.Len,
+			TypeModifier:         c.typ.Typmod,
+			Format:               formatFor(formats, i),
 		}
 	}
 	return &pgproto3.RowDescription{Fields: fields}
@@ -609,6 +649,14 @@ func (s *session) run(ctx context.Context, pt *portal, maxRows int64) error {
 		return nil
 	case kindDuck:
 		return s.runDuck(ctx, pt, maxRows)
+	case kindDeclare:
+		return s.runDeclare(ctx, pt)
+	case kindFetch:
+		return s.runFetch(ctx, pt)
+	case kindCloseCursor:
+		return s.runCloseCursor(pt)
+	case kindCopyOut:
+		return s.runCopyOut(ctx, pt)
 	}
 	tag, rows, err := s.runSessionStatement(ctx, p.class)
 	if err != nil {
@@ -663,85 +711,118 @@ func (s *session) cancelRunning() {
 func (s *session) runDuck(ctx context.Context, pt *portal, maxRows int64) error {
 	p := pt.stmt
 	if pt.rows == nil {
-		stmt := p.stmt
-		if p.busy { // another portal holds a result on the shared statement
-			st, err := s.duck.PrepareContext(ctx, p.duckSQL)
-			if err != nil {
-				return err
-			}
-			pt.own = st.(*duckdb.Stmt)
-			stmt = pt.own
-		}
-		qctx, done := s.statementContext(ctx)
-		if !p.returnsRows {
-			res, err := stmt.ExecContext(qctx, pt.params)
-			done()
-			if err != nil {
-				return err
-			}
-			n, _ := res.RowsAffected()
-			if err := s.afterDuckStatement(p); err != nil {
-				return err
-			}
-			s.complete(pt, duckCommandTag(p.class.toks, n, false))
-			return nil
-		}
-		rows, err := stmt.QueryContext(qctx, pt.params)
-		if err != nil {
-			done()
+		rowsOpened, err := s.openPortal(ctx, pt)
+		if err != nil || !rowsOpened {
 			return err
-		}
-		if got := len(rows.Columns()); got != len(p.cols) {
-			// DuckDB could not describe the result before the parameters were
-			// known (e.g. a table function taking $1); the client was already
-			// told another shape, so the rows cannot be sent
-			rows.Close()
-			done()
-			return &Error{Severity: "ERROR", Code: codes.FeatureNotSupported,
-				Message: fmt.Sprintf("the result of this statement has %d columns, but before its parameters were bound DuckDB described %d", got, len(p.cols)),
-				Hint:    "pass this argument as a literal instead of a $n parameter (or use the simple query protocol)"}
-		}
-		pt.rows, pt.cancel = rows, done
-		if stmt == p.stmt {
-			p.busy = true
 		}
 	}
 	pt.resumed = 0
+	n, more, err := s.sendRows(pt, maxRows, pt.formats)
+	pt.resumed = n
+	if err != nil {
+		return err
+	}
+	if more {
+		s.send(&pgproto3.PortalSuspended{})
+		return nil
+	}
+	s.closePortalResult(pt)
+	// like PostgreSQL, the tag counts the rows of this Execute, not the
+	// portal's total
+	s.complete(pt, duckCommandTag(p.class.toks, pt.resumed, true))
+	return nil
+}
+
+// openPortal runs a portal's DuckDB statement. A statement without rows
+// completes here (CommandComplete sent, false returned); one with rows
+// leaves its result open on pt.rows for sendRows.
+func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
+	p := pt.stmt
+	stmt := p.stmt
+	if p.busy { // another portal holds a result on the shared statement
+		st, err := s.duck.PrepareContext(ctx, p.duckSQL)
+		if err != nil {
+			return false, err
+		}
+		pt.own = st.(*duckdb.Stmt)
+		stmt = pt.own
+	}
+	qctx, done := s.statementContext(ctx)
+	if !p.returnsRows {
+		res, err := stmt.ExecContext(qctx, pt.params)
+		done()
+		if err != nil {
+			return false, err
+		}
+		n, _ := res.RowsAffected()
+		if err := s.afterDuckStatement(p); err != nil {
+			return false, err
+		}
+		s.complete(pt, duckCommandTag(p.class.toks, n, false))
+		return false, nil
+	}
+	rows, err := stmt.QueryContext(qctx, pt.params)
+	if err != nil {
+		done()
+		return false, err
+	}
+	if got := len(rows.Columns()); got != len(p.cols) {
+		// DuckDB could not describe the result before the parameters were
+		// known (e.g. a table function taking $1); the client was already
+		// told another shape, so the rows cannot be sent
+		rows.Close()
+		done()
+		return false, &Error{Severity: "ERROR", Code: codes.FeatureNotSupported,
+			Message: fmt.Sprintf("the result of this statement has %d columns, but before its parameters were bound DuckDB described %d", got, len(p.cols)),
+			Hint:    "pass this argument as a literal instead of a $n parameter (or use the simple query protocol)"}
+	}
+	pt.rows, pt.cancel = rows, done
+	if stmt == p.stmt {
+		p.busy = true
+	}
+	return true, nil
+}
+
+// sendRows sends DataRows from the portal's open result, at most maxRows
+// when maxRows > 0, encoded in formats. It reports how many it sent and
+// whether rows remain.
+func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, bool, error) {
+	p := pt.stmt
 	loc := s.settings.location()
 	dest := make([]driver.Value, len(p.cols))
 	vals := make([][]byte, len(p.cols))
+	offs := make([]int, len(dest)+1)
 	var buf []byte
+	var n int64
 	for {
-		if maxRows > 0 && pt.resumed >= maxRows {
-			s.send(&pgproto3.PortalSuspended{})
-			return nil
+		if maxRows > 0 && n >= maxRows {
+			return n, true, nil
 		}
 		err := pt.rows.Next(dest)
 		if err == io.EOF {
-			break
+			return n, false, nil
 		}
 		if err != nil {
-			return err
+			return n, false, err
 		}
 		buf = buf[:0]
-		offs := make([]int, len(dest)+1)
 		for i, v := range dest {
 			if v == nil {
-				vals[i] = nil
 				offs[i+1] = len(buf)
 				continue
 			}
-			if formatFor(pt.formats, i) == 1 {
+			if formatFor(formats, i) == 1 {
 				buf, err = p.cols[i].typ.encodeBinary(buf, v, loc)
 			} else {
 				buf, err = p.cols[i].typ.encodeText(buf, v, loc)
 			}
 			if err != nil {
-				return fmt.Errorf("encode column %q: %w", p.cols[i].name, err)
+				return n, false, fmt.Errorf("encode column %q: %w", p.cols[i].name, err)
 			}
 			offs[i+1] = len(buf)
 		}
 		for i, v := range dest {
+			vals[i] = nil
 			if v != nil {
 				vals[i] = buf[offs[i]:offs[i+1]:offs[i+1]]
 				if vals[i] == nil {
@@ -750,19 +831,14 @@ func (s *session) runDuck(ctx context.Context, pt *portal, maxRows int64) error 
 			}
 		}
 		s.send(&pgproto3.DataRow{Values: vals})
+		n++
 		pt.sent++
-		pt.resumed++
 		if pt.sent%flushEvery == 0 {
 			if err := s.be.Flush(); err != nil {
-				return err
+				return n, false, err
 			}
 		}
 	}
-	s.closePortalResult(pt)
-	// like PostgreSQL, the tag counts the rows of this Execute, not the
-	// portal's total
-	s.complete(pt, duckCommandTag(p.class.toks, pt.resumed, true))
-	return nil
 }
 
 // afterDuckStatement keeps session state in step with statements DuckDB
@@ -800,18 +876,35 @@ func (s *session) closePortal(pt *portal) {
 }
 
 func (s *session) releaseStatement(p *prepared) {
-	if p.stmt == nil || p.refs > 0 {
+	if p.refs > 0 || !(p.closed || s.stmts[p.name] != p) {
 		return
 	}
-	if p.closed || s.stmts[p.name] != p {
+	if p.stmt != nil {
 		p.stmt.Close()
 		p.stmt = nil
+	}
+	if inner := p.inner; inner != nil {
+		// a cursor may still read from the inner statement: it goes when
+		// its last portal does
+		p.inner = nil
+		inner.closed = true
+		s.releaseStatement(inner)
 	}
 }
 
 func (s *session) closePortals() {
 	for _, pt := range s.portals {
 		s.closePortal(pt)
+	}
+}
+
+// closeTransactionPortals closes the portals that end with a transaction:
+// all but WITH HOLD cursors.
+func (s *session) closeTransactionPortals() {
+	for _, pt := range s.portals {
+		if !pt.hold {
+			s.closePortal(pt)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -38,11 +39,13 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 			// PostgreSQL turns COMMIT of a failed transaction into ROLLBACK
 			_, _ = s.duck.ExecContext(ctx, "ROLLBACK", nil)
 			s.tx = txIdle
-			s.closePortals()
+			s.endTransaction()
+			s.closeTransactionPortals()
 			return "ROLLBACK", nil, nil
 		}
 		s.tx = txIdle
-		s.closePortals()
+		s.endTransaction()
+		s.closeTransactionPortals()
 		if _, err := s.duck.ExecContext(ctx, "COMMIT", nil); err != nil {
 			return "", nil, err
 		}
@@ -54,13 +57,17 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 			return "ROLLBACK", nil, nil
 		}
 		s.tx = txIdle
-		s.closePortals()
+		s.endTransaction()
+		s.closeTransactionPortals()
 		if _, err := s.duck.ExecContext(ctx, "ROLLBACK", nil); err != nil && !isNoTransaction(err) {
 			return "", nil, err
 		}
 		return "ROLLBACK", nil, nil
 	case kindSet:
-		return "SET", nil, s.setParam(ctx, c.param, c.value)
+		if err := s.setParam(ctx, c.param, c.value); err != nil {
+			return "", nil, err
+		}
+		return "SET", nil, s.syncVariables(ctx)
 	case kindReset:
 		if strings.EqualFold(c.param, "all") {
 			for name, g := range s.settings.table {
@@ -70,9 +77,12 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 					}
 				}
 			}
-			return "RESET", nil, nil
+			return "RESET", nil, s.syncVariables(ctx)
 		}
-		return "RESET", nil, s.resetParam(ctx, c.param)
+		if err := s.resetParam(ctx, c.param); err != nil {
+			return "", nil, err
+		}
+		return "RESET", nil, s.syncVariables(ctx)
 	case kindShow:
 		if c.param == "all" {
 			var rows [][]string
@@ -129,6 +139,23 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 	return "", nil, pgErrorf(codes.Internal, "unhandled statement kind %d", c.kind)
 }
 
+// syncVariables mirrors the session's parameters, user and search path into
+// DuckDB variables for the catalog shim (see settings.duckVariables).
+func (s *session) syncVariables(ctx context.Context) error {
+	q := s.settings.duckVariables(s.user, clientSchemas(s.settings.searchPathSchemas()))
+	if _, err := s.duck.ExecContext(ctx, q, nil); err != nil {
+		return fmt.Errorf("mirror session settings: %w", err)
+	}
+	return nil
+}
+
+// endTransaction forgets what SET TRANSACTION chose for the transaction
+// that ended: the next one starts from the session default again.
+func (s *session) endTransaction() {
+	s.settings.values["transaction_isolation"] = s.settings.values["default_transaction_isolation"]
+	s.settings.values["transaction_read_only"] = s.settings.values["default_transaction_read_only"]
+}
+
 func isNoTransaction(err error) bool {
 	return strings.Contains(strings.ToLower(err.Error()), "no transaction")
 }
@@ -147,6 +174,17 @@ func (s *session) setParam(ctx context.Context, name, value string) error {
 	v, report, err := s.settings.set(lname, value)
 	if err != nil {
 		return err
+	}
+	if s.tx == txIdle {
+		// between transactions, the characteristics of the next one are the
+		// session defaults (SHOW transaction_isolation after SET SESSION
+		// CHARACTERISTICS, as JDBC's getTransactionIsolation reads it)
+		switch lname {
+		case "default_transaction_isolation":
+			s.settings.values["transaction_isolation"] = v
+		case "default_transaction_read_only":
+			s.settings.values["transaction_read_only"] = v
+		}
 	}
 	if err := s.applyToDuck(ctx, lname, v); err != nil {
 		s.settings.values[lname] = old // DuckDB refused it: keep both in step

@@ -269,6 +269,40 @@ func (s *settings) location() *time.Location {
 	return loc
 }
 
+// duckVariables renders the statement that mirrors the session into DuckDB
+// variables, which the catalog shim reads (current_setting, pg_settings,
+// current_user, current_schemas): SQL cannot see Go state, and DuckDB's
+// variables are per connection, so each session sees its own.
+func (s *settings) duckVariables(user string, schemas []string) string {
+	names := make([]string, 0, len(s.values))
+	for name := range s.values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("SET VARIABLE dhsi_settings = MAP {")
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteLiteral(name) + ": " + quoteLiteral(s.values[name]))
+	}
+	b.WriteString("}::MAP(VARCHAR, VARCHAR); SET VARIABLE dhsi_user = " + quoteLiteral(user) + "; SET VARIABLE dhsi_schemas = [")
+	for i, sch := range schemas {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteLiteral(sch))
+	}
+	b.WriteString("]::VARCHAR[]")
+	// DuckDB's own settings too, for current_setting: DuckDB's version binds
+	// its argument as a constant, and a lookup in duckdb_settings() inside
+	// the macro would be a subquery, which DuckDB refuses in table function
+	// arguments (Grafana's generate_series over the search_path)
+	b.WriteString("; SET VARIABLE dhsi_duck_settings = (SELECT map(list(name), list(value)) FROM duckdb_settings())")
+	return b.String()
+}
+
 // searchPathSchemas splits search_path into schema names.
 func (s *settings) searchPathSchemas() []string {
 	v, _ := s.get("search_path")

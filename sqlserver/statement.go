@@ -24,6 +24,10 @@ const (
 	kindDeallocate
 	kindNoop        // LISTEN, UNLISTEN, NOTIFY: accepted, never delivers
 	kindUnsupported // answered with feature_not_supported
+	kindDeclare     // DECLARE name CURSOR FOR query
+	kindFetch       // FETCH or MOVE
+	kindCloseCursor // CLOSE name | ALL
+	kindCopyOut     // COPY ... TO STDOUT
 )
 
 // classified is a statement after classification.
@@ -38,6 +42,15 @@ type classified struct {
 	local bool
 	// for unsupported
 	reason string
+	// for DECLARE (param is the cursor) and COPY TO STDOUT: the query
+	inner  pgsql.Statement
+	binary bool // DECLARE ... BINARY CURSOR
+	hold   bool // DECLARE ... WITH HOLD
+	// for FETCH and MOVE (param is the cursor): rows to move, 0 for ALL,
+	// -1 for none
+	count int64
+	move  bool
+	copy  copyOptions
 }
 
 func classify(st pgsql.Statement) classified {
@@ -115,11 +128,13 @@ func classify(st pgsql.Statement) classified {
 	case "LISTEN", "UNLISTEN", "NOTIFY":
 		c.kind, c.tag = kindNoop, kw(0)
 	case "COPY":
-		for _, t := range toks {
-			if t.Is("STDIN") || t.Is("STDOUT") {
-				c.kind, c.reason = kindUnsupported, "COPY to or from the client is not supported yet; use COPY ... TO 'file' or a query"
-			}
-		}
+		return classifyCopy(c, st)
+	case "DECLARE":
+		return classifyDeclare(c, st)
+	case "FETCH", "MOVE":
+		return classifyFetch(c)
+	case "CLOSE":
+		return classifyCloseCursor(c)
 	}
 	return c
 }
@@ -153,7 +168,7 @@ func classifySet(c classified) classified {
 		return c
 	case toks[0].Is("CHARACTERISTICS") || toks[0].Is("TRANSACTION"):
 		// SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL x / READ ONLY
-		text := strings.ToLower(pgsql.Join(toks))
+		text := strings.ToLower(joinWords(toks))
 		if i := strings.Index(text, "isolation level"); i >= 0 {
 			lvl := strings.Fields(text[i+len("isolation level"):])
 			if len(lvl) > 2 {
@@ -298,4 +313,13 @@ func itoa(n int64) string {
 		b[i] = '-'
 	}
 	return string(b[i:])
+}
+
+// joinWords renders significant tokens separated by single spaces.
+func joinWords(toks []pgsql.Token) string {
+	words := make([]string, len(toks))
+	for i, t := range toks {
+		words[i] = t.Text
+	}
+	return strings.Join(words, " ")
 }

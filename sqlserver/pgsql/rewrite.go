@@ -22,7 +22,9 @@ import "strings"
 //     as (?s).*(?:pattern).*; ~* and !~* add the case-insensitive flag.
 //  7. A set-returning function in FROM with a bare alias names its column
 //     too, as in PostgreSQL: "generate_series(1, 3) s" becomes
-//     "generate_series(1, 3) s(s)", so "s" can be used as a value.
+//     "generate_series(1, 3) s(s)", so "s" can be used as a value. In a
+//     select list ("unnest(a) attnum") the alias is a column alias and is
+//     kept.
 //  8. A string literal in PostgreSQL's array syntax cast to an array type,
 //     '{1,2}'::int[], is given in DuckDB's list syntax, '["1", "2"]'::int[],
 //     which is how pgx's simple protocol and psql users write arrays.
@@ -30,11 +32,36 @@ import "strings"
 //     is given in DuckDB's blob escapes, '\xde\xad'::bytea (DuckDB would
 //     read "\xde" as one byte followed by the text "ad"). An uncast literal
 //     keeps DuckDB's meaning: nothing says it is a bytea.
+//  10. The information_schema. qualifier (bare or quoted) becomes
+//     InfoSchema: DuckDB reserves the name information_schema in every
+//     database, so DHSI's information_schema lives under another name.
+//  11. PostgreSQL's JSON constructors become DuckDB's: json_build_object and
+//     jsonb_build_object become json_object, json_build_array and
+//     jsonb_build_array become json_array, json_agg and jsonb_agg become
+//     json_group_array.
+//  12. x = ANY(list) becomes list_contains(list, x) unless the list is a
+//     subquery or a bare parameter: DuckDB plans ANY over a list as a
+//     subquery, which it refuses in a LEFT JOIN condition ("a.attnum =
+//     ANY(ix.indkey)" in SQLAlchemy's index reflection).
+//  13. A scalar function that PostgreSQL lets stand in FROM (string_to_array,
+//     regexp_split_to_array, parse_ident, current_schemas) becomes a one-row
+//     subquery: "string_to_array(x, ',') s" becomes
+//     "(SELECT string_to_array(x, ',') AS s) s", as Grafana writes it.
+//  14. format('%s.%I', a, b) with a literal format becomes printf('%s.%s', a,
+//     quote_ident(b)): DuckDB's format() uses {} placeholders; %I and %L
+//     become quote_ident and quote_literal.
+//  15. CAST(x AS regclass) (and the other object-identifier types) becomes
+//     a call like rule 4's: a lookup of the oid unless x is a column or a
+//     number, which are oids already.
+//
+// Rule 4 looks up any operand followed by ::oid, since a name is what
+// PostgreSQL casts there: format('%I.%I', s, t)::regclass::oid. Rule 3 also
+// drops a quoted "pg_catalog" qualifier, as HoneySQL writes it (Metabase).
 //
 // The result is only ever passed to DuckDB; the client's text is kept for
 // error messages.
 func Rewrite(toks []Token) []Token {
-	toks = aliasSetReturningFunctions(unwrapOperators(toks))
+	toks = scalarFunctionsInFrom(aliasSetReturningFunctions(unwrapOperators(toks)))
 	out := make([]Token, 0, len(toks))
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -45,8 +72,24 @@ func Rewrite(toks []Token) []Token {
 				continue
 			}
 		}
+		// Rule 10.
+		if (t.Kind == Ident || t.Kind == QIdent) && t.IdentName() == "information_schema" && !prevIsDot(out) {
+			if j := nextSignificant(toks, i); j >= 0 && toks[j].Text == "." {
+				out = append(out, Token{Kind: Ident, Text: InfoSchema, Pos: t.Pos})
+				continue
+			}
+		}
+		// Rule 11.
+		if t.Kind == Ident {
+			if fn, ok := jsonFunctions[strings.ToLower(t.Text)]; ok && !prevIsDot(out) {
+				if j := nextSignificant(toks, i); j >= 0 && toks[j].Text == "(" {
+					out = append(out, Token{Kind: Ident, Text: fn, Pos: t.Pos})
+					continue
+				}
+			}
+		}
 		// Rule 3: pg_catalog . name (not the third part of a.b.c).
-		if t.Kind == Ident && strings.EqualFold(t.Text, "pg_catalog") && !prevIsDot(out) {
+		if (t.Kind == Ident || t.Kind == QIdent) && t.IdentName() == "pg_catalog" && !prevIsDot(out) {
 			if j := nextSignificant(toks, i); j >= 0 && toks[j].Text == "." {
 				if k := nextSignificant(toks, j); k >= 0 && (toks[k].Kind == Ident || toks[k].Kind == QIdent) {
 					i = k - 1 // drop "pg_catalog" and "." (and the space between)
@@ -74,7 +117,7 @@ func Rewrite(toks []Token) []Token {
 						operand := append([]Token(nil), out[start:]...)
 						out = out[:start]
 						suffix := "_name"
-						if sig := Significant(operand); len(sig) == 1 && sig[0].Kind == String {
+						if sig := Significant(operand); len(sig) == 1 && sig[0].Kind == String || castTo(toks, k, "oid") {
 							suffix = "_oid"
 						}
 						out = append(out, Token{Kind: Ident, Text: fn + suffix, Pos: t.Pos}, Token{Kind: Punct, Text: "("})
@@ -103,6 +146,38 @@ func Rewrite(toks []Token) []Token {
 				continue
 			}
 		}
+		// Rule 12.
+		if t.Kind == Op && t.Text == "=" {
+			if list, end, ok := anyList(toks, i); ok {
+				if start := operandStart(out); start >= 0 {
+					operand := append([]Token(nil), out[start:]...)
+					out = out[:start]
+					out = append(out, Token{Kind: Ident, Text: "list_contains", Pos: t.Pos}, Token{Kind: Punct, Text: "("})
+					out = append(out, Rewrite(list)...)
+					out = append(out, Token{Kind: Punct, Text: ","}, Token{Kind: Space, Text: " "})
+					out = append(out, trimSpace(operand)...)
+					out = append(out, Token{Kind: Punct, Text: ")"})
+					i = end
+					continue
+				}
+			}
+		}
+		// Rule 15.
+		if t.Is("CAST") && !prevIsDot(out) {
+			if call, end, ok := regCast(toks, i); ok {
+				out = append(out, call...)
+				i = end
+				continue
+			}
+		}
+		// Rule 14.
+		if t.Kind == Ident && strings.EqualFold(t.Text, "format") && !prevIsDot(out) {
+			if call, end, ok := pgFormat(toks, i); ok {
+				out = append(out, call...)
+				i = end
+				continue
+			}
+		}
 		// Rule 6.
 		if t.Kind == Op && (t.Text == "~" || t.Text == "!~" || t.Text == "~*" || t.Text == "!~*") {
 			if j := nextSignificant(toks, i); j >= 0 && toks[j].Kind == String {
@@ -120,6 +195,17 @@ func Rewrite(toks []Token) []Token {
 		out = append(out, t)
 	}
 	return out
+}
+
+// InfoSchema is the schema that answers information_schema (rule 10); the
+// server's catalog shim (sql/pg_catalog.sql) creates it.
+const InfoSchema = "dhsi_sys.infoschema"
+
+// jsonFunctions maps PostgreSQL's JSON constructors to DuckDB's (rule 11).
+var jsonFunctions = map[string]string{
+	"json_build_object": "json_object", "jsonb_build_object": "json_object",
+	"json_build_array": "json_array", "jsonb_build_array": "json_array",
+	"json_agg": "json_group_array", "jsonb_agg": "json_group_array",
 }
 
 // unwrapOperators applies rule 1 first, so the other rules see plain
@@ -154,9 +240,10 @@ var aliasKeywords = map[string]bool{
 // aliasSetReturningFunctions applies rule 7.
 func aliasSetReturningFunctions(toks []Token) []Token {
 	out := make([]Token, 0, len(toks)+4)
+	inFrom := fromClauses(toks)
 	for i := 0; i < len(toks); i++ {
 		out = append(out, toks[i])
-		if toks[i].Kind != Ident || !setReturning[strings.ToLower(toks[i].Text)] {
+		if toks[i].Kind != Ident || !setReturning[strings.ToLower(toks[i].Text)] || !inFrom[i] {
 			continue
 		}
 		open := nextSignificant(toks, i)
@@ -195,6 +282,83 @@ func aliasSetReturningFunctions(toks []Token) []Token {
 		i = a
 	}
 	return out
+}
+
+// fromClauses reports, for each token, whether it stands in a FROM clause
+// at its own parenthesis depth (a FROM item, not a select-list entry or a
+// condition).
+func fromClauses(toks []Token) []bool {
+	out := make([]bool, len(toks))
+	inFrom := []bool{false} // one entry per open parenthesis
+	for i, t := range toks {
+		top := len(inFrom) - 1
+		switch {
+		case t.Text == "(":
+			out[i] = inFrom[top]
+			inFrom = append(inFrom, false)
+			continue
+		case t.Text == ")":
+			if top > 0 {
+				inFrom = inFrom[:top]
+			}
+		case t.Kind == Ident:
+			switch t.Upper() {
+			case "FROM", "JOIN":
+				inFrom[top] = true
+			case "SELECT", "WHERE", "ON", "USING", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION",
+				"INTERSECT", "EXCEPT", "WINDOW", "RETURNING", "SET", "VALUES", "FETCH", "QUALIFY":
+				inFrom[top] = false
+			}
+		}
+		out[i] = inFrom[len(inFrom)-1]
+	}
+	return out
+}
+
+// anyList matches "= ANY (expr)" at the "=" toks[i], where expr is neither
+// a subquery nor a bare parameter, and returns expr's tokens and the index
+// of the closing parenthesis.
+func anyList(toks []Token, i int) ([]Token, int, bool) {
+	j := nextSignificant(toks, i)
+	if j < 0 || !(toks[j].Is("ANY") || toks[j].Is("SOME")) {
+		return nil, 0, false
+	}
+	open := nextSignificant(toks, j)
+	if open < 0 || toks[open].Text != "(" {
+		return nil, 0, false
+	}
+	first := nextSignificant(toks, open)
+	if first < 0 || first >= len(toks) || toks[first].Is("SELECT") || toks[first].Is("VALUES") || toks[first].Is("WITH") || toks[first].Text == "(" {
+		return nil, 0, false
+	}
+	depth := 0
+	for k := open; k < len(toks); k++ {
+		switch toks[k].Text {
+		case "(", "[":
+			depth++
+		case ")", "]":
+			depth--
+		}
+		if depth == 0 {
+			inner := toks[open+1 : k]
+			if sig := Significant(inner); len(sig) == 1 && sig[0].Kind == Param {
+				return nil, 0, false
+			}
+			return inner, k, true
+		}
+	}
+	return nil, 0, false
+}
+
+// trimSpace drops leading and trailing whitespace tokens.
+func trimSpace(toks []Token) []Token {
+	for len(toks) > 0 && toks[0].Kind == Space {
+		toks = toks[1:]
+	}
+	for len(toks) > 0 && toks[len(toks)-1].Kind == Space {
+		toks = toks[:len(toks)-1]
+	}
+	return toks
 }
 
 // regTypes maps PostgreSQL's object-identifier types to the shim functions
@@ -438,4 +602,187 @@ func isHexBytea(s string) bool {
 
 func quoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// castTo reports whether the type name at toks[k] is followed by ::typ.
+func castTo(toks []Token, k int, typ string) bool {
+	j := nextSignificant(toks, k)
+	if j < 0 || toks[j].Text != "::" {
+		return false
+	}
+	n := nextSignificant(toks, j)
+	return n >= 0 && toks[n].IdentName() == typ
+}
+
+// scalarInFrom are scalar functions PostgreSQL accepts as FROM items (rule 13).
+var scalarInFrom = map[string]bool{"string_to_array": true, "regexp_split_to_array": true, "parse_ident": true, "current_schemas": true}
+
+// scalarFunctionsInFrom applies rule 13.
+func scalarFunctionsInFrom(toks []Token) []Token {
+	inFrom := fromClauses(toks)
+	out := make([]Token, 0, len(toks))
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.Kind != Ident || !scalarInFrom[strings.ToLower(t.Text)] || !inFrom[i] || prevIsDot(out) {
+			out = append(out, t)
+			continue
+		}
+		end := matchingParen(toks, nextSignificant(toks, i))
+		if end < 0 {
+			out = append(out, t)
+			continue
+		}
+		a := nextSignificant(toks, end)
+		if a >= 0 && toks[a].Is("AS") {
+			a = nextSignificant(toks, a)
+		}
+		if a < 0 || toks[a].Kind != Ident || aliasKeywords[toks[a].Upper()] {
+			out = append(out, t)
+			continue
+		}
+		alias := toks[a]
+		out = append(out, Token{Kind: Punct, Text: "("}, Token{Kind: Ident, Text: "SELECT"}, Token{Kind: Space, Text: " "})
+		out = append(out, toks[i:end+1]...)
+		out = append(out, Token{Kind: Space, Text: " "}, Token{Kind: Ident, Text: "AS"}, Token{Kind: Space, Text: " "}, alias,
+			Token{Kind: Punct, Text: ")"}, Token{Kind: Space, Text: " "}, alias)
+		i = a
+	}
+	return out
+}
+
+// matchingParen returns the index of the ")" closing the "(" at toks[open],
+// or -1.
+func matchingParen(toks []Token, open int) int {
+	if open < 0 || toks[open].Text != "(" {
+		return -1
+	}
+	depth := 0
+	for k := open; k < len(toks); k++ {
+		switch toks[k].Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// pgFormat applies rule 14 to the call format(...) at toks[i], returning the
+// replacement tokens and the index of the closing parenthesis.
+func pgFormat(toks []Token, i int) ([]Token, int, bool) {
+	open := nextSignificant(toks, i)
+	end := matchingParen(toks, open)
+	if end < 0 {
+		return nil, 0, false
+	}
+	// split the arguments at top-level commas
+	var args [][]Token
+	depth, start := 0, open+1
+	for k := open + 1; k < end; k++ {
+		switch toks[k].Text {
+		case "(", "[":
+			depth++
+		case ")", "]":
+			depth--
+		case ",":
+			if depth == 0 {
+				args = append(args, toks[start:k])
+				start = k + 1
+			}
+		}
+	}
+	args = append(args, toks[start:end])
+	f := Significant(args[0])
+	if len(f) != 1 || f[0].Kind != String || !strings.HasPrefix(f[0].Text, "'") {
+		return nil, 0, false
+	}
+	lit := f[0].Text
+	var spec []byte
+	var b strings.Builder
+	for k := 0; k < len(lit); k++ {
+		if lit[k] != '%' {
+			b.WriteByte(lit[k])
+			continue
+		}
+		if k+1 >= len(lit) {
+			return nil, 0, false
+		}
+		k++
+		switch lit[k] {
+		case '%':
+			b.WriteString("%%")
+		case 's', 'I', 'L':
+			b.WriteString("%s")
+			spec = append(spec, lit[k])
+		default:
+			return nil, 0, false // positional or width specifiers: left to DuckDB
+		}
+	}
+	if len(spec) != len(args)-1 {
+		return nil, 0, false
+	}
+	out := []Token{{Kind: Ident, Text: "printf", Pos: toks[i].Pos}, {Kind: Punct, Text: "("}, {Kind: String, Text: b.String()}}
+	for n, a := range args[1:] {
+		out = append(out, Token{Kind: Punct, Text: ","}, Token{Kind: Space, Text: " "})
+		a = Rewrite(trimSpace(a))
+		wrap := map[byte]string{'I': "quote_ident", 'L': "quote_literal"}[spec[n]]
+		if wrap == "" {
+			out = append(out, a...)
+			continue
+		}
+		out = append(out, Token{Kind: Ident, Text: wrap}, Token{Kind: Punct, Text: "("})
+		out = append(out, a...)
+		out = append(out, Token{Kind: Punct, Text: ")"})
+	}
+	return append(out, Token{Kind: Punct, Text: ")"}), end, true
+}
+
+// regCast applies rule 15 to CAST(...) at toks[i], returning the replacement
+// and the index of the closing parenthesis.
+func regCast(toks []Token, i int) ([]Token, int, bool) {
+	open := nextSignificant(toks, i)
+	end := matchingParen(toks, open)
+	if end < 0 {
+		return nil, 0, false
+	}
+	inner := toks[open+1 : end]
+	sig := Significant(inner)
+	if len(sig) < 3 {
+		return nil, 0, false
+	}
+	typ := sig[len(sig)-1]
+	fn, ok := regTypes[typ.IdentName()]
+	if !ok {
+		return nil, 0, false
+	}
+	as := len(sig) - 2
+	if len(sig) >= 5 && sig[len(sig)-2].Text == "." && sig[len(sig)-3].IdentName() == "pg_catalog" {
+		as = len(sig) - 4
+	}
+	if !sig[as].Is("AS") {
+		return nil, 0, false
+	}
+	// the operand: the tokens before that AS, at depth 0 of the CAST
+	cut := -1
+	for k := range inner {
+		if inner[k].Pos == sig[as].Pos && inner[k].Text == sig[as].Text {
+			cut = k
+		}
+	}
+	if cut < 0 {
+		return nil, 0, false
+	}
+	operand := trimSpace(inner[:cut])
+	suffix := "_oid"
+	if os := Significant(operand); len(os) == 1 && os[0].Kind == Number ||
+		len(os) > 0 && (os[len(os)-1].Kind == Ident || os[len(os)-1].Kind == QIdent) && chainStart(os, len(os)-1) == 0 {
+		suffix = "_name"
+	}
+	out := []Token{{Kind: Ident, Text: fn + suffix, Pos: toks[i].Pos}, {Kind: Punct, Text: "("}}
+	out = append(out, Rewrite(operand)...)
+	return append(out, Token{Kind: Punct, Text: ")"}), end, true
 }

@@ -1,0 +1,250 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"io"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// RowDescription carries, for each column, the table OID and attribute
+// number it comes from. JDBC's ResultSetMetaData (getTableName, isNullable,
+// isAutoIncrement) and BI tools that edit query results read them. DuckDB
+// does not report column lineage, so DHSI derives it for the statement shape
+// where it is certain: a SELECT from one table or view whose select list
+// holds plain column references and stars. Everything else reports zeros,
+// which PostgreSQL also does for expressions.
+
+// originItem is one select-list entry: a star, a column reference, or an
+// expression (neither).
+type originItem struct {
+	star   bool
+	column string
+}
+
+// singleTableSelect recognises SELECT [DISTINCT] list FROM [schema.]table
+// [[AS] alias] [WHERE | GROUP | ORDER | LIMIT | ...] and returns the table
+// and the select list.
+func singleTableSelect(toks []pgsql.Token) (schema, table string, items []originItem, ok bool) {
+	if len(toks) < 4 || !toks[0].Is("SELECT") {
+		return "", "", nil, false
+	}
+	i := 1
+	if toks[i].Is("DISTINCT") {
+		i++
+		if i < len(toks) && toks[i].Is("ON") {
+			return "", "", nil, false
+		}
+	} else if toks[i].Is("ALL") {
+		i++
+	}
+	depth, from := 0, -1
+	inFrom := false // between FROM and the next clause
+	for k := i; k < len(toks); k++ {
+		switch toks[k].Text {
+		case "(", "[":
+			depth++
+		case ")", "]":
+			depth--
+		}
+		if depth != 0 {
+			continue
+		}
+		switch toks[k].Upper() {
+		case "FROM":
+			if from < 0 {
+				from, inFrom = k, true
+			}
+		case "UNION", "INTERSECT", "EXCEPT", "JOIN", "INTO":
+			return "", "", nil, false
+		}
+		if inFrom && k > from && clauseKeyword(toks[k]) {
+			inFrom = false
+		}
+		if inFrom && toks[k].Text == "," {
+			return "", "", nil, false // FROM a, b
+		}
+	}
+	if from < 0 || from+1 >= len(toks) {
+		return "", "", nil, false
+	}
+	// the FROM item
+	rest := toks[from+1:]
+	isName := func(t pgsql.Token) bool { return t.Kind == pgsql.Ident || t.Kind == pgsql.QIdent }
+	if !isName(rest[0]) {
+		return "", "", nil, false
+	}
+	table, rest = rest[0].IdentName(), rest[1:]
+	if len(rest) >= 2 && rest[0].Text == "." && isName(rest[1]) {
+		schema, table, rest = table, rest[1].IdentName(), rest[2:]
+	}
+	if len(rest) > 0 && (rest[0].Text == "." || rest[0].Text == "(") {
+		return "", "", nil, false // catalog.schema.table, or a table function
+	}
+	if len(rest) > 0 && rest[0].Is("AS") {
+		rest = rest[1:]
+	}
+	if len(rest) > 0 && isName(rest[0]) && !clauseKeyword(rest[0]) {
+		rest = rest[1:] // alias
+	}
+	if len(rest) > 0 && !clauseKeyword(rest[0]) {
+		return "", "", nil, false
+	}
+	// the select list
+	start := i
+	depth = 0
+	for k := i; k <= from; k++ {
+		if k < from {
+			switch toks[k].Text {
+			case "(", "[":
+				depth++
+			case ")", "]":
+				depth--
+			}
+			if depth != 0 || toks[k].Text != "," {
+				continue
+			}
+		}
+		items = append(items, originOf(toks[start:k]))
+		start = k + 1
+	}
+	return schema, table, items, true
+}
+
+// originOf classifies one select-list entry.
+func originOf(item []pgsql.Token) originItem {
+	isName := func(t pgsql.Token) bool { return t.Kind == pgsql.Ident || t.Kind == pgsql.QIdent }
+	// drop an alias: "x AS y" or "x y"
+	if n := len(item); n >= 3 && item[n-2].Is("AS") && isName(item[n-1]) {
+		item = item[:n-2]
+	} else if n == 2 && isName(item[0]) && isName(item[1]) {
+		item = item[:1]
+	} else if n == 4 && item[1].Text == "." && isName(item[3]) {
+		item = item[:3]
+	}
+	switch {
+	case len(item) == 1 && item[0].Text == "*":
+		return originItem{star: true}
+	case len(item) == 3 && isName(item[0]) && item[1].Text == "." && item[2].Text == "*":
+		return originItem{star: true}
+	case len(item) == 1 && isName(item[0]) && !clauseKeyword(item[0]):
+		return originItem{column: item[0].IdentName()}
+	case len(item) == 3 && isName(item[0]) && item[1].Text == "." && isName(item[2]):
+		return originItem{column: item[2].IdentName()}
+	}
+	return originItem{}
+}
+
+// clauseKeyword reports whether t starts a clause after the FROM item (so it
+// is no alias).
+func clauseKeyword(t pgsql.Token) bool {
+	switch t.Upper() {
+	case "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "FETCH", "FOR", "WINDOW", "QUALIFY",
+		"TABLESAMPLE", "USING", "SAMPLE", "NULL", "TRUE", "FALSE":
+		return true
+	}
+	return false
+}
+
+// originsOnce looks the origins of p's columns up the first time p is
+// described. Only a Describe asks: the clients that read origins (JDBC,
+// BI tools on JDBC) use the extended protocol, and the lookup (a catalog
+// query) would otherwise slow every simple-protocol SELECT, whose
+// RowDescription carries zeros.
+func (s *session) originsOnce(p *prepared) {
+	if p.origins || !p.returnsRows || p.class.kind != kindDuck || p.duckType != duckdb.STATEMENT_TYPE_SELECT {
+		return
+	}
+	p.origins = true
+	s.annotateOrigins(context.Background(), p)
+}
+
+// annotateOrigins fills the table OID and attribute number of p's columns
+// when the statement is a single-table SELECT (see singleTableSelect).
+func (s *session) annotateOrigins(ctx context.Context, p *prepared) {
+	schema, table, items, ok := singleTableSelect(p.class.toks)
+	if !ok {
+		return
+	}
+	wanted := false
+	for _, it := range items {
+		wanted = wanted || it.star || it.column != ""
+	}
+	if !wanted {
+		return
+	}
+	// pragma_table_info binds only this relation; duckdb_columns() would
+	// bind every view of every attached database, the catalog shim's too
+	schemaCond, qualified := "current_schema()", quoteIdent(table)
+	if schema != "" {
+		schemaCond, qualified = quoteLiteral(schema), quoteIdent(schema)+"."+quoteIdent(table)
+	}
+	q := fmt.Sprintf(`SELECT o.oid, i.name, i.cid + 1 FROM (
+	    SELECT table_oid AS oid FROM duckdb_tables() WHERE database_name = current_database()
+	      AND lower(schema_name) = lower(%[1]s) AND lower(table_name) = lower(%[2]s)
+	    UNION ALL
+	    SELECT view_oid FROM duckdb_views() WHERE database_name = current_database()
+	      AND lower(schema_name) = lower(%[1]s) AND lower(view_name) = lower(%[2]s)) o,
+	  pragma_table_info(%[3]s) i ORDER BY i.cid`, schemaCond, quoteLiteral(table), quoteLiteral(qualified))
+	rows, err := s.duck.QueryContext(ctx, q, nil)
+	if err != nil {
+		return // no origin is a correct answer
+	}
+	defer rows.Close()
+	type col struct {
+		name   string
+		attnum int16
+	}
+	var oid uint32
+	var cols []col
+	dest := make([]driver.Value, 3)
+	for {
+		if err := rows.Next(dest); err != nil {
+			if err != io.EOF {
+				return
+			}
+			break
+		}
+		o, _ := toInt64(dest[0])
+		n, _ := toInt64(dest[2])
+		name, _ := dest[1].(string)
+		oid = uint32(o)
+		cols = append(cols, col{name: name, attnum: int16(n)})
+	}
+	if len(cols) == 0 {
+		return
+	}
+	type origin struct{ attnum int16 }
+	var out []origin
+	for _, it := range items {
+		switch {
+		case it.star:
+			for _, c := range cols {
+				out = append(out, origin{c.attnum})
+			}
+		case it.column != "":
+			var a int16
+			for _, c := range cols {
+				if strings.EqualFold(c.name, it.column) {
+					a = c.attnum
+				}
+			}
+			out = append(out, origin{a})
+		default:
+			out = append(out, origin{})
+		}
+	}
+	if len(out) != len(p.cols) {
+		return
+	}
+	for i, o := range out {
+		if o.attnum != 0 {
+			p.cols[i].table, p.cols[i].attnum = oid, o.attnum
+		}
+	}
+}
