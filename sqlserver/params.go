@@ -90,7 +90,7 @@ func decodeParam(oid uint32, format int16, data []byte) (any, error) {
 		if !fixed(4) {
 			return nil, bad()
 		}
-		return int64(int32(binary.BigEndian.Uint32(data))), nil
+		return int32(binary.BigEndian.Uint32(data)), nil // int32, not int64: DuckDB matches table-function signatures exactly
 	case oidOid:
 		if !fixed(4) {
 			return nil, bad()
@@ -194,6 +194,9 @@ func decodeTextParam(oid uint32, s string) (any, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			return nil, pgErrorf(codes.InvalidTextRepresentation, "invalid input syntax for type integer: %q", s)
+		}
+		if oid == oidInt4 && n == int64(int32(n)) {
+			return int32(n), nil // DuckDB matches table-function signatures exactly
 		}
 		return n, nil
 	case oidFloat4, oidFloat8:

@@ -30,6 +30,16 @@ type Config struct {
 	TLSCert, TLSKey string
 	// MaxConnections bounds concurrent sessions (default 100).
 	MaxConnections int
+	// NullUnsafeFunctions are table functions that must never be called with
+	// a NULL argument: duckdb-go reads a table function's arguments at bind
+	// time without a NULL check, and DuckDB aborts the whole process on it.
+	// The server refuses such calls (SQLSTATE 22004) before DuckDB sees them.
+	NullUnsafeFunctions []string
+	// TableFunctionArgs gives the PostgreSQL type OIDs of table functions'
+	// arguments, by function name. DuckDB cannot type a $n that is a table
+	// function's argument; with this the server describes it (so pgx sends
+	// an int4 for domain_urls' dataset_id instead of failing to encode it).
+	TableFunctionArgs map[string][]uint32
 }
 
 // Defaults fills unset fields.

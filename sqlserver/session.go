@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,7 +73,12 @@ type prepared struct {
 	stmt      *duckdb.Stmt // nil unless class.kind == kindDuck
 	paramOIDs []uint32
 	paramDuck []duckdb.Type // DuckDB's parameter types (kindDuck)
-	cols      []column
+	// nullUnsafe: parameter numbers ($n) that are arguments of a
+	// NullUnsafeFunctions call; Bind refuses NULL for them.
+	nullUnsafe map[int]bool
+	// argOIDs: types of $n parameters that are table-function arguments
+	argOIDs map[int]uint32
+	cols    []column
 	// returnsRows: executing yields a result set (and a RowDescription).
 	returnsRows bool
 	// dml: a DuckDB INSERT/UPDATE/DELETE without RETURNING, which reports a
@@ -359,6 +366,9 @@ func (s *session) bind(m *pgproto3.Bind) error {
 		if i < len(p.paramDuck) && (p.paramDuck[i] == duckdb.TYPE_LIST || p.paramDuck[i] == duckdb.TYPE_ARRAY) {
 			v = listParam(v)
 		}
+		if v == nil && p.nullUnsafe[i+1] {
+			return pgErrorf(codes.NullValueNotAllowed, "parameter $%d is an argument of a DHSI table function, which does not take NULL", i+1)
+		}
 		params[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
 	if old, ok := s.portals[m.DestinationPortal]; ok { // unnamed portal is replaced
@@ -509,13 +519,28 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 			return nil, err
 		}
 	case kindDuck:
+		unsafe, err := nullUnsafeArgs(st.Significant(), s.srv.cfg.NullUnsafeFunctions)
+		if err != nil {
+			return nil, err
+		}
+		p.nullUnsafe = unsafe
+		p.argOIDs = tableFunctionParamOIDs(st.Significant(), s.srv.cfg.TableFunctionArgs)
 		p.duckSQL = pgsql.Join(pgsql.Rewrite(st.Tokens))
 		stmt, err := s.duck.PrepareContext(ctx, p.duckSQL)
 		if err != nil {
 			return nil, err
 		}
 		p.stmt = stmt.(*duckdb.Stmt)
-		if err := p.describeDuck(oids); err != nil {
+		shape, err := s.shapeStatement(ctx, p.stmt, st)
+		if err != nil {
+			p.stmt.Close()
+			return nil, err
+		}
+		err = p.describeDuck(oids, shape)
+		if shape != nil {
+			shape.Close()
+		}
+		if err != nil {
 			p.stmt.Close()
 			return nil, err
 		}
@@ -532,7 +557,41 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 
 // describeDuck fills parameter and result types from the DuckDB prepared
 // statement.
-func (p *prepared) describeDuck(clientOIDs []uint32) error {
+// shapeStatement returns a second prepared statement that describes the
+// result when DuckDB cannot describe stmt itself: a table function binds
+// only once its arguments are known, so "SELECT * FROM domain_urls($1, $2,
+// $3, $4)" prepares as one column of unknown type. Preparing the same SQL
+// with every parameter replaced by a placeholder binds the function and reveals its
+// columns (binding has no side effects: DHSI's table functions do their work
+// when executed). nil means stmt describes itself.
+func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, st pgsql.Statement) (*duckdb.Stmt, error) {
+	if stmt.NumInput() == 0 {
+		return nil, nil
+	}
+	if n, err := stmt.ColumnCount(); err != nil || n != 1 {
+		return nil, nil
+	}
+	if t, err := stmt.ColumnType(0); err == nil && t != duckdb.TYPE_INVALID && t != duckdb.TYPE_ANY && t != duckdb.TYPE_SQLNULL {
+		return nil, nil
+	}
+	toks := pgsql.Rewrite(st.Tokens)
+	subst := make([]pgsql.Token, len(toks))
+	for i, t := range toks {
+		if t.Kind == pgsql.Param {
+			// '0' casts to every argument type DHSI's functions take, and is
+			// not NULL (see Config.NullUnsafeFunctions)
+			t = pgsql.Token{Kind: pgsql.String, Text: "'0'", Pos: t.Pos}
+		}
+		subst[i] = t
+	}
+	alt, err := s.duck.PrepareContext(ctx, pgsql.Join(subst))
+	if err != nil {
+		return nil, nil // keep DuckDB's own description
+	}
+	return alt.(*duckdb.Stmt), nil
+}
+
+func (p *prepared) describeDuck(clientOIDs []uint32, shape *duckdb.Stmt) error {
 	n := p.stmt.NumInput()
 	p.paramOIDs = make([]uint32, n)
 	p.paramDuck = make([]duckdb.Type, n)
@@ -547,6 +606,9 @@ func (p *prepared) describeDuck(clientOIDs []uint32) error {
 			continue
 		}
 		p.paramOIDs[i] = paramOIDOf(t)
+		if oid, ok := p.argOIDs[i+1]; ok && (t == duckdb.TYPE_INVALID || t == duckdb.TYPE_ANY) {
+			p.paramOIDs[i] = oid
+		}
 		if t == duckdb.TYPE_LIST || t == duckdb.TYPE_ARRAY {
 			// an array of the element's type, so clients send e.g. int4[]
 			if elem, ok := pgTypeByOID(paramOIDOf(paramListElem(p.stmt, i+1))); ok && elem.Array != 0 {
@@ -555,7 +617,7 @@ func (p *prepared) describeDuck(clientOIDs []uint32) error {
 		}
 	}
 	st, _ := p.stmt.StatementType()
-	if st == duckdb.STATEMENT_TYPE_CALL && n > 0 {
+	if st == duckdb.STATEMENT_TYPE_CALL && n > 0 && shape == nil {
 		// DuckDB binds a table function only once its arguments are known, so
 		// it cannot describe the result here; running it to find out would run
 		// a procedure's side effects for a result the client cannot accept
@@ -564,19 +626,23 @@ func (p *prepared) describeDuck(clientOIDs []uint32) error {
 			Hint:    "pass the arguments as literals, e.g. CALL compact_shard('5e')"}
 	}
 	p.duckType = st
-	count, err := p.stmt.ColumnCount()
+	desc := p.stmt
+	if shape != nil {
+		desc = shape
+	}
+	count, err := desc.ColumnCount()
 	if err != nil {
 		return err
 	}
 	cols := make([]column, count)
 	for i := range cols {
-		name, _ := p.stmt.ColumnName(i)
-		info, err := p.stmt.ColumnTypeInfo(i)
+		name, _ := desc.ColumnName(i)
+		info, err := desc.ColumnTypeInfo(i)
 		if err != nil {
 			info = nil
 		}
 		cols[i] = column{name: name, typ: colTypeOf(info)}
-		if columnIsJSON(p.stmt, i) {
+		if columnIsJSON(desc, i) {
 			// duckdb-go hands JSON values over parsed; encode them back
 			cols[i].typ = colType{OID: oidJSON, Typmod: -1, Len: -1, kind: kJSON}
 		}
@@ -920,3 +986,87 @@ func (s *session) closeAll() {
 	}
 	s.duck.Close()
 }
+
+// nullUnsafeArgs finds calls of the named functions: a literal NULL argument
+// is refused now, and the $n parameters among the arguments are returned so
+// Bind can refuse NULL values for them.
+func nullUnsafeArgs(toks []pgsql.Token, funcs []string) (map[int]bool, error) {
+	if len(funcs) == 0 {
+		return nil, nil
+	}
+	var out map[int]bool
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" || !slices.Contains(funcs, strings.ToLower(toks[i].Text)) {
+			continue
+		}
+		depth := 0
+		for j := i + 1; j < len(toks); j++ {
+			switch toks[j].Text {
+			case "(":
+				depth++
+			case ")":
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+			if depth == 1 && toks[j].Is("NULL") {
+				return nil, pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[i].Text))
+			}
+			if toks[j].Kind == pgsql.Param {
+				n, _ := strconv.Atoi(toks[j].Text[1:])
+				if out == nil {
+					out = map[int]bool{}
+				}
+				out[n] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// tableFunctionParamOIDs maps $n parameters that stand directly as an
+// argument of a known table function to that argument's type.
+func tableFunctionParamOIDs(toks []pgsql.Token, sigs map[string][]uint32) map[int]uint32 {
+	if len(sigs) == 0 {
+		return nil
+	}
+	var out map[int]uint32
+	for i := 0; i+1 < len(toks); i++ {
+		sig, ok := sigs[strings.ToLower(toks[i].Text)]
+		if toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" || !ok {
+			continue
+		}
+		arg, depth := 0, 0
+		for j := i + 1; j < len(toks); j++ {
+			switch toks[j].Text {
+			case "(":
+				depth++
+			case ")":
+				depth--
+			case ",":
+				if depth == 1 {
+					arg++
+				}
+			}
+			if depth == 0 {
+				break
+			}
+			if depth == 1 && toks[j].Kind == pgsql.Param && arg < len(sig) {
+				n, _ := strconv.Atoi(toks[j].Text[1:])
+				if out == nil {
+					out = map[int]uint32{}
+				}
+				out[n] = sig[arg]
+			}
+		}
+	}
+	return out
+}
+
+// Type OIDs for TableFunctionArgs.
+const (
+	OIDText = oidText
+	OIDInt4 = oidInt4
+	OIDInt8 = oidInt8
+)

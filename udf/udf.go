@@ -87,3 +87,8 @@ func (f *shardID) Executor() duckdb.ScalarFuncExecutor {
 		return f.layout.Of(s), nil
 	})}
 }
+
+// TableFunctions are the names of DHSI's table functions. duckdb-go reads
+// their arguments at bind time without a NULL check, so the server refuses
+// NULL arguments to them (sqlserver.Config.NullUnsafeFunctions).
+var TableFunctions = []string{"compact_shard", "compact_all", "inbox_put", "domain_datasets", "domain_urls", "dhsi_datasets"}

@@ -95,7 +95,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var domains *catalog.Domains
 	var urls *urlService
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
-		Server: sqlserver.Config{Listen: *listen, Users: passwords, TLSCert: *tlsCert, TLSKey: *tlsKey},
+		Server: sqlserver.Config{Listen: *listen, Users: passwords, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions,
+			TableFunctionArgs: map[string][]uint32{
+				"domain_datasets": {sqlserver.OIDText},
+				"domain_urls":     {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
+				"compact_shard":   {sqlserver.OIDText},
+				"inbox_put":       {sqlserver.OIDText, sqlserver.OIDText},
+			}},
 		Engine: sqlserver.EngineConfig{
 			Path:        filepath.Join(cache, "dhsi.duckdb"),
 			MemoryLimit: *memoryLimit,

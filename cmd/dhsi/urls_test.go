@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestIngestWhileServing: an ingest beside a running server is picked up
@@ -34,8 +37,42 @@ func TestIngestWhileServing(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT dataset_id, dataset, url_count FROM domain_datasets('https://www.iana.org/')").Scan(&id, &name, &n); err != nil || name != "pywb" || n != 48 {
 		t.Fatalf("domain_datasets: %d %q %d %v", id, name, n, err)
 	}
+	// prepared with parameters, as pgx sends it by default
+	rows, err := c.Query(ctx, "SELECT * FROM domain_datasets($1)", "iana.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []any
+	for rows.Next() {
+		got, _ = rows.Values()
+	}
+	if rows.Err() != nil || len(got) != 3 || got[1] != "pywb" {
+		t.Fatalf("prepared domain_datasets($1): %v %v", got, rows.Err())
+	}
+	var urlCount int
+	rows, err = c.Query(ctx, "SELECT url FROM domain_urls($1, $2, $3, $4)", "iana.org", 1, 10, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		urlCount++
+	}
+	if rows.Err() != nil || urlCount != 20 {
+		t.Fatalf("prepared domain_urls page: %d rows, %v", urlCount, rows.Err())
+	}
 	if got := one[int64](t, c, "SELECT count(*) FROM domain_urls('iana.org', 1, 0, 1000)"); got != 48 {
 		t.Fatalf("domain_urls listed %d URLs, want 48", got)
+	}
+	// a NULL argument would abort DuckDB inside duckdb-go's bind: refused
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{{"SELECT * FROM domain_datasets(NULL)", nil}, {"SELECT * FROM domain_datasets($1)", []any{nil}}} {
+		_, err := c.Exec(ctx, q.sql, q.args...)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "22004" {
+			t.Fatalf("%s with NULL: %v, want SQLSTATE 22004", q.sql, err)
+		}
 	}
 	if got := one[int64](t, c, "SELECT count(*) FROM urls WHERE domain = 'iana.org'"); got != 48 {
 		t.Fatalf("the urls view has %d rows for iana.org, want 48", got)
