@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,4 +81,21 @@ func TestScanFormats(t *testing.T) {
 			t.Fatalf("%+v", recs)
 		}
 	})
+}
+
+func TestScanParquet(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.parquet")
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`COPY (SELECT 'http://a.example/' || i AS URL, TIMESTAMP '2024-01-01' + to_seconds(i) AS fetch_time FROM range(3) t(i)) TO '` + path + `' (FORMAT parquet)`); err != nil {
+		t.Fatal(err)
+	}
+	recs, rejs := scanAll(t, path, "")
+	if len(recs) != 3 || len(rejs) != 0 || recs[2].URL != "http://a.example/2" || recs[2].TS.Second() != 2 {
+		t.Fatalf("%+v %+v", recs, rejs)
+	}
 }

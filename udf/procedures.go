@@ -27,8 +27,19 @@ type Procedures struct {
 	// Changed runs after a procedure wrote to the store, so the server's
 	// views show the result at once.
 	Changed func(ctx context.Context) error
+	// Ingest runs an ingest of server-side files into a dataset (CALL
+	// ingest); nil leaves it unregistered.
+	Ingest func(ctx context.Context, dataset string, files []string) (IngestResult, error)
 	// Timeout bounds one call (default 10 minutes).
 	Timeout time.Duration
+}
+
+// IngestResult is the row of CALL ingest.
+type IngestResult struct {
+	Version, Dataset                    string
+	DatasetID                           uint32
+	Read, Normalized, Written, Rejected int64
+	RejectsKey                          string
 }
 
 // RegisterProcedures installs the procedures on db.
@@ -143,7 +154,35 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 			}, timeout: p.Timeout}, nil
 		},
 	}
-	for name, f := range map[string]duckdb.ChunkTableFunction{"compact_shard": compactShard, "compact_all": compactAll, "inbox_put": inboxPut} {
+	fns := map[string]duckdb.ChunkTableFunction{"compact_shard": compactShard, "compact_all": compactAll, "inbox_put": inboxPut}
+	if p.Ingest != nil {
+		fns["ingest"] = duckdb.ChunkTableFunction{
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar}},
+			BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+				dataset, _ := args[0].(string)
+				paths, _ := args[1].(string)
+				cols := []duckdb.ColumnInfo{{Name: "version", T: varchar}, {Name: "dataset", T: varchar}, {Name: "dataset_id", T: bigint},
+					{Name: "read", T: bigint}, {Name: "normalized", T: bigint}, {Name: "written", T: bigint}, {Name: "rejected", T: bigint}, {Name: "rejects", T: varchar}}
+				return &lazyRows{cols: cols, timeout: p.Timeout, run: func(ctx context.Context) ([][]any, error) {
+					var files []string
+					for _, f := range strings.Split(paths, ",") {
+						if f = strings.TrimSpace(f); f != "" {
+							files = append(files, f)
+						}
+					}
+					if len(files) == 0 {
+						return nil, fmt.Errorf("ingest: give the server-side files as a comma-separated list, e.g. CALL ingest('crawl', '/data/a.cdxj,/data/b.txt')")
+					}
+					r, err := p.Ingest(ctx, dataset, files)
+					if err != nil {
+						return nil, err
+					}
+					return [][]any{{r.Version, r.Dataset, int64(r.DatasetID), r.Read, r.Normalized, r.Written, r.Rejected, r.RejectsKey}}, nil
+				}}, nil
+			},
+		}
+	}
+	for name, f := range fns {
 		if err := duckdb.RegisterTableUDF(conn, name, f); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}

@@ -91,4 +91,4 @@ func (f *shardID) Executor() duckdb.ScalarFuncExecutor {
 // TableFunctions are the names of DHSI's table functions. duckdb-go reads
 // their arguments at bind time without a NULL check, so the server refuses
 // NULL arguments to them (sqlserver.Config.NullUnsafeFunctions).
-var TableFunctions = []string{"compact_shard", "compact_all", "inbox_put", "domain_datasets", "domain_urls", "dhsi_datasets"}
+var TableFunctions = []string{"compact_shard", "compact_all", "inbox_put", "ingest", "domain_datasets", "domain_urls", "dhsi_datasets"}

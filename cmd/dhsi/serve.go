@@ -19,6 +19,7 @@ import (
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/httpapi"
+	"github.com/dhsi/dhsi/ingest"
 	"github.com/dhsi/dhsi/migrations"
 	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
@@ -101,6 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				"domain_urls":     {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
 				"compact_shard":   {sqlserver.OIDText},
 				"inbox_put":       {sqlserver.OIDText, sqlserver.OIDText},
+				"ingest":          {sqlserver.OIDText, sqlserver.OIDText},
 			}},
 		Engine: sqlserver.EngineConfig{
 			Path:        filepath.Join(cache, "dhsi.duckdb"),
@@ -123,14 +125,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.Register(ctx, db, layout); err != nil {
 					return err
 				}
-				if err := udf.RegisterProcedures(ctx, db, domainProcedures(st, d, log)); err != nil {
-					return err
-				}
 				u, err := newURLService(ctx, st, db, *blockCache<<20, log)
 				if err != nil {
 					return err
 				}
 				urls = u
+				procs := domainProcedures(st, d, log)
+				procs.Ingest = func(ctx context.Context, dataset string, files []string) (udf.IngestResult, error) {
+					sum, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: dataset, Files: files, Log: log})
+					if err != nil {
+						return udf.IngestResult{}, err
+					}
+					var rejected int64
+					for _, n := range sum.Rejected {
+						rejected += n
+					}
+					if err := u.refresh(ctx); err != nil {
+						return udf.IngestResult{}, fmt.Errorf("ingested %s, but the server did not load it: %w", sum.Version, err)
+					}
+					return udf.IngestResult{Version: sum.Version, Dataset: sum.Dataset, DatasetID: sum.DatasetID, Read: sum.Read,
+						Normalized: sum.Normalized, Written: sum.Written, Rejected: rejected, RejectsKey: sum.RejectsKey}, nil
+				}
+				if err := udf.RegisterProcedures(ctx, db, procs); err != nil {
+					return err
+				}
 				return udf.RegisterURLIndex(ctx, db, udf.URLIndexFuncs{Snapshot: u.x.Current, Domain: u.domain})
 			},
 		},

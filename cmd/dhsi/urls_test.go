@@ -74,7 +74,17 @@ func TestIngestWhileServing(t *testing.T) {
 			t.Fatalf("%s with NULL: %v, want SQLSTATE 22004", q.sql, err)
 		}
 	}
-	if got := one[int64](t, c, "SELECT count(*) FROM urls WHERE domain = 'iana.org'"); got != 48 {
+	// the SQL equivalent of dhsi ingest, with server-side files
+	cdx, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "testdata", "cdx", "pywb-iana.cdxj"))
+	var version string
+	var written int64
+	if err := c.QueryRow(ctx, "SELECT version, written FROM ingest('pywb-cdxj', '"+cdx+"')").Scan(&version, &written); err != nil || written == 0 {
+		t.Fatalf("CALL ingest: %q %d %v", version, written, err)
+	}
+	if got := one[int64](t, c, "SELECT count(*) FROM datasets"); got != 2 {
+		t.Fatalf("after CALL ingest the server lists %d datasets, want 2 at once", got)
+	}
+	if got := one[int64](t, c, "SELECT count(*) FROM urls WHERE domain = 'iana.org' AND dataset_id = 1"); got != 48 {
 		t.Fatalf("the urls view has %d rows for iana.org, want 48", got)
 	}
 }
