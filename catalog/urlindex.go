@@ -309,9 +309,13 @@ func readDomainRows(r *pqfile.Reader, rg int, domain string) ([]URLRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raw column: %w", err)
 	}
-	ids, _, err := readInt64s(g, col("url_id"), n)
-	if err != nil {
-		return nil, fmt.Errorf("url_id column: %w", err)
+	// url_id is derived (docs/format/lake.md); files that stored it are read
+	// as written
+	var ids []int64
+	if c := col("url_id"); c >= 0 {
+		if ids, _, err = readInt64s(g, c, n); err != nil {
+			return nil, fmt.Errorf("url_id column: %w", err)
+		}
 	}
 	tss, tsValid, err := readInt64s(g, col("ts"), n)
 	if err != nil {
@@ -319,9 +323,17 @@ func readDomainRows(r *pqfile.Reader, rg int, domain string) ([]URLRow, error) {
 	}
 	out := make([]URLRow, 0, len(match))
 	for _, i := range match {
-		row := URLRow{URLID: uint64(ids[i]), URL: urls[i]}
+		row := URLRow{URL: urls[i]}
 		if rawValid[i] {
 			row.Raw = raws[i]
+		}
+		switch {
+		case ids != nil:
+			row.URLID = uint64(ids[i])
+		case row.Raw != "":
+			row.URLID = xxh3.HashString(row.Raw)
+		default:
+			row.URLID = xxh3.HashString(row.URL)
 		}
 		if tsValid[i] {
 			row.TS, row.HasTS = time.UnixMicro(tss[i]).UTC(), true

@@ -76,6 +76,14 @@ type Summary struct {
 	Domains     uint64           // domains in the new version
 	URLsTotal   int64            // URLs in the new version
 	Duration    time.Duration
+	// Phases times each step: read+normalize, write parquet, upload, index.
+	Phases []Phase
+}
+
+// Phase is one timed step of an ingest.
+type Phase struct {
+	Name     string
+	Duration time.Duration
 }
 
 // DomainKey is the stable 64-bit key of a domain in the postings (its xxh3);
@@ -156,6 +164,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		fmt.Fprintf(rw, "%s\t%s\t%s\t%s\n", tsv(r.Source), tsv(r.Reason), tsv(r.Detail), tsv(r.Raw))
 	}
 	layout := shard.Default()
+	mark := time.Now()
+	phase := func(name string) {
+		sum.Phases = append(sum.Phases, Phase{name, time.Since(mark)})
+		mark = time.Now()
+	}
 	for _, path := range inputs {
 		err := Scan(ctx, path, o.Format, func(rec Record) error {
 			sum.Read++
@@ -194,10 +207,12 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		o.Progress(Progress{Read: sum.Read, Normalized: sum.Normalized, Rejected: sum.Read - sum.Normalized, Phase: "write parquet"})
 	}
 
+	phase("read and normalize")
 	lakeFiles, collisions, written, err := lake.finish(ctx, filepath.Join(o.WorkDir, "lake"), "part-"+version, o.RowGroupRows)
 	if err != nil {
 		return sum, err
 	}
+	phase("deduplicate and write parquet")
 	sum.Written, sum.Collisions, sum.Files = written, len(collisions), len(lakeFiles)
 
 	// upload the Parquet (immutable, uniquely named: M1) and the rejects
@@ -220,6 +235,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		}
 	}
 
+	phase("upload")
 	// build the version's index and publish; on a lost race rebuild on the
 	// new current version (the Parquet above is reused: M1)
 	for attempt := 0; ; attempt++ {
@@ -232,6 +248,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		}
 		_, err = catalog.Publish(ctx, o.Store, base, v, o.Keep)
 		if err == nil {
+			phase("build index and publish")
 			sum.Version = v.Version
 			sum.Duration = time.Since(start)
 			return sum, nil

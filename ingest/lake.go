@@ -176,7 +176,10 @@ func (w *lakeWriter) finish(ctx context.Context, outDir, filePrefix string, rowG
 			return nil, nil, 0, err
 		}
 		path := filepath.Join(dir, filePrefix+".parquet")
-		copySQL := fmt.Sprintf(`COPY (SELECT domain, url_id, url, raw, ts FROM dedup WHERE domain_prefix = %s ORDER BY domain, url)
+		// url_id is not stored: it is xxh3(raw, or url where raw is NULL),
+		// recomputed in nanoseconds on read, and as random 64-bit values it
+		// would cost 8 incompressible bytes per URL
+		copySQL := fmt.Sprintf(`COPY (SELECT domain, url, raw, ts FROM dedup WHERE domain_prefix = %s ORDER BY domain, url)
 			TO %s (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 6, ROW_GROUP_SIZE %d)`,
 			quoteLiteral(p), quoteLiteral(path), rowGroupRows)
 		if _, err := w.conn.ExecContext(ctx, copySQL); err != nil {

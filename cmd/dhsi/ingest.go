@@ -119,6 +119,9 @@ func printSummary(w io.Writer, s ingest.Summary) {
 		fmt.Fprintf(w, "  url_id collisions: %d (recorded in index/%s/url_id_collisions.tsv)\n", s.Collisions, s.Version)
 	}
 	fmt.Fprintf(w, "published version %s: %d domains, %d URLs, in %v\n", s.Version, s.Domains, s.URLsTotal, s.Duration.Round(time.Millisecond))
+	for _, p := range s.Phases {
+		fmt.Fprintf(w, "  %-32s %v\n", p.Name, p.Duration.Round(time.Millisecond))
+	}
 }
 
 func isTerminal(w io.Writer) bool {

@@ -24,6 +24,7 @@ import (
 	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/udf"
+	"github.com/dhsi/dhsi/urlnorm"
 )
 
 // multiFlag collects a repeatable string flag.
@@ -123,6 +124,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					return err
 				}
 				if err := udf.Register(ctx, db, layout); err != nil {
+					return err
+				}
+				norm, err := urlnorm.NewNormalizer(urlnorm.Config{})
+				if err != nil {
+					return err
+				}
+				if err := udf.RegisterURLFuncs(ctx, db, norm); err != nil {
 					return err
 				}
 				u, err := newURLService(ctx, st, db, *blockCache<<20, log)

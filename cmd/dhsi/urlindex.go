@@ -90,7 +90,8 @@ func (s *urlService) updateURLsView(ctx context.Context) error {
 			}
 			quoted = append(quoted, "'"+strings.ReplaceAll(fp, "'", "''")+"'")
 		}
-		body = "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, domain, url_id, url, raw, ts FROM read_parquet([" + strings.Join(quoted, ", ") + "], hive_partitioning = true)"
+		// url_id is derived (docs/format/lake.md): the url_id() function
+		body = "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, domain, url_id(coalesce(raw, url)) AS url_id, url, raw, ts FROM read_parquet([" + strings.Join(quoted, ", ") + "], hive_partitioning = true, union_by_name = true)"
 	}
 	for _, q := range []string{
 		"CREATE OR REPLACE VIEW public.urls AS " + body,
