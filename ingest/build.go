@@ -13,8 +13,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -169,34 +171,8 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		sum.Phases = append(sum.Phases, Phase{name, time.Since(mark)})
 		mark = time.Now()
 	}
-	for _, path := range inputs {
-		err := Scan(ctx, path, o.Format, func(rec Record) error {
-			sum.Read++
-			u, err := o.Normalizer.Parse(rec.URL)
-			if err != nil {
-				var ue *urlnorm.Error
-				reason, detail := "bad-url", err.Error()
-				if errors.As(err, &ue) {
-					reason = ue.Reason.String()
-				}
-				reject(Reject{Source: rec.Source, Raw: truncate(rec.URL, 2000), Reason: reason, Detail: detail})
-			} else {
-				sum.Normalized++
-				if err := lake.add(u.Domain, layout.Of(u.Domain), urlnorm.URLID(rec.URL), u.Normalized, rec.URL, rec.TS); err != nil {
-					return err
-				}
-			}
-			if o.Progress != nil && sum.Read%65536 == 0 {
-				o.Progress(Progress{File: filepath.Base(path), Read: sum.Read, Normalized: sum.Normalized, Rejected: sum.Read - sum.Normalized, Phase: "read"})
-			}
-			return nil
-		}, func(r Reject) {
-			sum.Read++
-			reject(r)
-		})
-		if err != nil {
-			return sum, fmt.Errorf("%s: %w", path, err)
-		}
+	if err := readAll(ctx, o, inputs, lake, layout, &sum, reject); err != nil {
+		return sum, err
 	}
 	if err := rw.Flush(); err != nil {
 		return sum, err
@@ -680,4 +656,136 @@ func pslMode(n *urlnorm.Normalizer) string {
 		return "icann"
 	}
 	return "all"
+}
+
+// normBatch is the unit of work between the reader, the normalizers and the
+// appender.
+const normBatch = 4096
+
+type normRow struct {
+	domain, prefix, url, raw string
+	id                       uint64
+	ts                       time.Time
+}
+
+type normResult struct {
+	rows    []normRow
+	rejects []Reject
+}
+
+// readAll reads every input and stages its URLs. Normalization (the costly
+// step) runs on every core; reading and DuckDB's appender stay on one
+// goroutine each, since neither is safe to share. Rows arrive at the
+// appender in any order: the lake is deduplicated and sorted afterwards.
+func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, layout shard.Layout, sum *Summary, reject func(Reject)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []Record, 8)
+	results := make(chan normResult, 8)
+	workers := max(1, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range batches {
+				var res normResult
+				res.rows = make([]normRow, 0, len(batch))
+				for _, rec := range batch {
+					u, err := o.Normalizer.Parse(rec.URL)
+					if err != nil {
+						var ue *urlnorm.Error
+						reason := "bad-url"
+						if errors.As(err, &ue) {
+							reason = ue.Reason.String()
+						}
+						res.rejects = append(res.rejects, Reject{Source: rec.Source, Raw: truncate(rec.URL, 2000), Reason: reason, Detail: err.Error()})
+						continue
+					}
+					res.rows = append(res.rows, normRow{domain: u.Domain, prefix: layout.Of(u.Domain), url: u.Normalized, raw: rec.URL, id: urlnorm.URLID(rec.URL), ts: rec.TS})
+				}
+				select {
+				case results <- res:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+
+	// the appender: the only goroutine touching lake and the counters
+	var appendErr error
+	appended := make(chan struct{})
+	var mu sync.Mutex // guards sum's counters and reject() against the reader's own rejects
+	go func() {
+		defer close(appended)
+		for res := range results {
+			if appendErr != nil {
+				continue // drain
+			}
+			mu.Lock()
+			for _, r := range res.rejects {
+				reject(r)
+			}
+			sum.Normalized += int64(len(res.rows))
+			read, norm := sum.Read, sum.Normalized
+			mu.Unlock()
+			for _, r := range res.rows {
+				if err := lake.add(r.domain, r.prefix, r.id, r.url, r.raw, r.ts); err != nil {
+					appendErr = err
+					cancel()
+					break
+				}
+			}
+			if o.Progress != nil {
+				o.Progress(Progress{Read: read, Normalized: norm, Rejected: read - norm, Phase: "read"})
+			}
+		}
+	}()
+
+	var readErr error
+	batch := make([]Record, 0, normBatch)
+	send := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case batches <- batch:
+			batch = make([]Record, 0, normBatch)
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for _, path := range inputs {
+		err := Scan(ctx, path, o.Format, func(rec Record) error {
+			mu.Lock()
+			sum.Read++
+			mu.Unlock()
+			batch = append(batch, rec)
+			if len(batch) == normBatch && !send() {
+				return ctx.Err()
+			}
+			return nil
+		}, func(r Reject) {
+			mu.Lock()
+			sum.Read++
+			reject(r)
+			mu.Unlock()
+		})
+		if err != nil {
+			readErr = fmt.Errorf("%s: %w", path, err)
+			break
+		}
+	}
+	if readErr == nil {
+		send()
+	}
+	close(batches)
+	<-appended
+	if appendErr != nil {
+		return appendErr
+	}
+	return readErr
 }
