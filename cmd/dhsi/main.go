@@ -29,6 +29,7 @@ func commands() []command {
 		{"put", "land domain records in the inbox (from flags or files)", runPut},
 		{"compact", "merge the inbox into shards (one, all, or as a looping worker)", runCompact},
 		{"ingest", "add URL files to a dataset and publish a new index version", runIngest},
+		{"bench", "benchmark DHSI against PostgreSQL and a DuckDB scan on a generated corpus", runBench},
 		{"gc", "drop old index versions and delete what no kept version references", runGC},
 		{"version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "dhsi", version)

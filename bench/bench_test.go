@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	a, err := Generate(t.TempDir(), 2000, 100, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Generate(t.TempDir(), 2000, 100, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Files {
+		x, _ := os.ReadFile(a.Files[i])
+		y, _ := os.ReadFile(b.Files[i])
+		if string(x) != string(y) {
+			t.Fatalf("dataset %d differs between runs", i)
+		}
+	}
+	if a.URLs != 2000 {
+		t.Fatalf("URLs = %d", a.URLs)
+	}
+}
+
+// TestRunTiny runs the whole benchmark (PostgreSQL included, cold skipped)
+// at a tiny scale, with a freshly built dhsi binary.
+func TestRunTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dhsi and starts PostgreSQL")
+	}
+	bin := filepath.Join(t.TempDir(), "dhsi")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/dhsi/dhsi/cmd/dhsi")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var log strings.Builder
+	res, err := Run(t.Context(), Options{URLs: 20000, Domains: 500, Datasets: 4, Clients: []int{1, 4},
+		Duration: 500 * time.Millisecond, SkipCold: true, Bin: bin, Log: &log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	var out strings.Builder
+	res.Print(&out)
+	t.Log(log.String() + out.String())
+	for _, k := range []string{"dd/1", "dd/4", "fp/1", "fp/4"} {
+		for name, m := range map[string]map[string]cell{"DHSI": res.DHSI, "PG": res.PG, "DuckDB": res.Duck} {
+			if c := m[k]; c.n == 0 {
+				t.Errorf("%s %s: no queries measured", name, k)
+			} else if k[:2] == "fp" && c.empty > 0 {
+				t.Errorf("%s %s: %d first pages were empty", name, k, c.empty)
+			}
+		}
+	}
+	if !strings.HasPrefix(res.Check, "ok") {
+		t.Errorf("check: %s", res.Check)
+	}
+	if res.PGBytes == 0 || res.LakeBytes == 0 || res.IndexBytes == 0 || res.BuildRSS == 0 {
+		t.Errorf("sizes: pg %d lake %d index %d rss %d", res.PGBytes, res.LakeBytes, res.IndexBytes, res.BuildRSS)
+	}
+}

@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+type row struct {
+	name             string
+	dhsi, pg, duck   float64 // NaN-free: ok flags say whether present
+	hasD, hasP, hasK bool
+	unit             string
+	target           string
+	met              func(float64) bool
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func fmtVal(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		if v < 10 {
+			return fmt.Sprintf("%.3f ms", v)
+		}
+		return fmt.Sprintf("%.1f ms", v)
+	case "q/s", "URLs/s":
+		return fmt.Sprintf("%.0f %s", v, unit)
+	case "MiB":
+		return fmt.Sprintf("%.0f MiB", v)
+	case "B/URL":
+		return fmt.Sprintf("%.1f B/URL", v)
+	}
+	return fmt.Sprint(v)
+}
+
+// Print writes the one table.
+func (r *Result) Print(w io.Writer) {
+	o := r.Opts
+	var rows []row
+	get := func(m map[string]cell, k string) (cell, bool) { c, ok := m[k]; return c, ok && c.ok() }
+	for _, q := range []struct {
+		key, name, target string
+		lim               float64
+	}{
+		{"dd", "domain_datasets", "p99 <= 1 ms", 1},
+		{"fp", "first page (1000 URLs)", "p99 <= 5 ms", 5},
+	} {
+		for _, n := range o.Clients {
+			k := fmt.Sprintf("%s/%d", q.key, n)
+			d, hd := get(r.DHSI, k)
+			p, hp := get(r.PG, k)
+			u, hu := get(r.Duck, k)
+			lim := q.lim
+			rows = append(rows,
+				row{name: fmt.Sprintf("%s p50, %d client(s)", q.name, n), dhsi: ms(d.p50), pg: ms(p.p50), duck: ms(u.p50), hasD: hd, hasP: hp, hasK: hu, unit: "ms"},
+				row{name: fmt.Sprintf("%s p99, %d client(s)", q.name, n), dhsi: ms(d.p99), pg: ms(p.p99), duck: ms(u.p99), hasD: hd, hasP: hp, hasK: hu, unit: "ms",
+					target: q.target, met: func(v float64) bool { return v <= lim }},
+				row{name: fmt.Sprintf("%s throughput, %d client(s)", q.name, n), dhsi: d.qps, pg: p.qps, duck: u.qps, hasD: hd, hasP: hp, hasK: hu, unit: "q/s"},
+			)
+		}
+	}
+	if d, hd := get(r.DHSI, "one/1"); hd {
+		p, hp := get(r.PG, "one/1")
+		rows = append(rows, row{name: "floor: SELECT 1 p50, 1 client", dhsi: ms(d.p50), pg: ms(p.p50), hasD: true, hasP: hp, unit: "ms"})
+	}
+	if c, ok := get(r.DHSI, "cold-dd"); ok {
+		rows = append(rows,
+			row{name: fmt.Sprintf("domain_datasets cold p50 (versitygw, %d distinct domains)", c.n), dhsi: ms(c.p50), hasD: true, unit: "ms"},
+			row{name: "domain_datasets cold p99", dhsi: ms(c.p99), hasD: true, unit: "ms"})
+	}
+	if c, ok := get(r.DHSI, "cold-fp"); ok {
+		rows = append(rows,
+			row{name: fmt.Sprintf("first page cold p50 (versitygw, %d distinct domains)", c.n), dhsi: ms(c.p50), hasD: true, unit: "ms"},
+			row{name: "first page cold p99", dhsi: ms(c.p99), hasD: true, unit: "ms", target: "p99 <= 200 ms", met: func(v float64) bool { return v <= 200 }})
+	}
+	build := float64(r.URLs) / r.BuildWall.Seconds()
+	rows = append(rows, row{name: fmt.Sprintf("build throughput (%d x dhsi ingest; PG: COPY+index+counts+VACUUM)", o.Datasets), dhsi: build, hasD: true,
+		pg: float64(r.URLs) / r.PGBuild.Seconds(), hasP: r.PGBuild > 0, unit: "URLs/s", target: ">= 300k URLs/s", met: func(v float64) bool { return v >= 300e3 }})
+	rows = append(rows, row{name: "build peak RSS (max over ingest children)", dhsi: float64(r.BuildRSS) / (1 << 20), hasD: true, unit: "MiB",
+		target: "<= 2 GB at 15M URLs", met: func(v float64) bool { return v <= 2048 }})
+	rows = append(rows, row{name: "serve peak RSS (warm runs)", dhsi: float64(r.ServeRSS) / (1 << 20), hasD: r.ServeRSS > 0, unit: "MiB"})
+	rows = append(rows, row{name: "bytes per URL on disk (DHSI: urls/+index/; PG: both tables+indexes; DuckDB: urls/)",
+		dhsi: float64(r.LakeBytes+r.IndexBytes) / float64(r.URLs), hasD: true,
+		pg: float64(r.PGBytes) / float64(r.URLs), hasP: r.PGBytes > 0,
+		duck: float64(r.LakeBytes) / float64(r.URLs), hasK: !o.SkipDuckDB,
+		unit: "B/URL", target: "<= 20 B/URL", met: func(v float64) bool { return v <= 20 }})
+
+	fmt.Fprintf(w, "\nDHSI benchmark: %d URLs, %d domains, %d datasets; Zipf s=%.2f v=%d; %v per cell after %v warm-up; pgx prepared statements over TCP loopback\n",
+		r.URLs, o.Domains, o.Datasets, zipfS, zipfV, o.Duration, o.Warmup)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "measurement\tDHSI\ttarget\tmet\tPostgreSQL 15\tDuckDB scan\tDHSI/PG\tDHSI/DuckDB\t")
+	val := func(has bool, v float64, unit string) string {
+		if !has {
+			return "n/a"
+		}
+		return fmtVal(v, unit)
+	}
+	ratio := func(ha, hb bool, a, b float64) string {
+		if !ha || !hb || b == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2fx", a/b)
+	}
+	for _, x := range rows {
+		met := ""
+		if x.met != nil && x.hasD {
+			met = "not met"
+			if x.met(x.dhsi) {
+				met = "met"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.name, val(x.hasD, x.dhsi, x.unit), x.target, met,
+			val(x.hasP, x.pg, x.unit), val(x.hasK, x.duck, x.unit), ratio(x.hasD, x.hasP, x.dhsi, x.pg), ratio(x.hasD, x.hasK, x.dhsi, x.duck))
+	}
+	tw.Flush()
+	notes := []string{
+		"ratios are DHSI/peer: below 1x is better for latency, RSS and bytes; above 1x is better for q/s and URLs/s",
+		fmt.Sprintf("build: %v total wall over %d ingests (first %v, last %v); DHSI on-disk: lake %d MiB + index %d MiB after gc --keep 1",
+			r.BuildWall.Round(time.Millisecond), o.Datasets, r.BuildFirst.Round(time.Millisecond), r.BuildLast.Round(time.Millisecond), r.LakeBytes>>20, r.IndexBytes>>20),
+	}
+	if r.URLs < 15e6 {
+		notes = append(notes, fmt.Sprintf("the RSS target is stated at 15M URLs; this run has %d", r.URLs))
+	}
+	if r.Check != "" {
+		notes = append(notes, "correctness: "+r.Check)
+	}
+	if o.SkipCold {
+		notes = append(notes, "cold runs skipped (--skip-cold)")
+	}
+	if o.SkipPG {
+		notes = append(notes, "PostgreSQL skipped (--skip-pg)")
+	}
+	fmt.Fprintf(w, "notes:\n  %s\n", strings.Join(notes, "\n  "))
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dhsi/dhsi/bench"
+)
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		urls     = fs.Int("urls", 10_000_000, "URLs to generate")
+		domains  = fs.Int("domains", 200_000, "registered domains")
+		datasets = fs.Int("datasets", 64, "datasets (one dhsi ingest each)")
+		clients  = fs.String("clients", "1,16", "comma-separated client counts")
+		duration = fs.Duration("duration", 10*time.Second, "measurement time per (system, query, client count)")
+		cold     = fs.Int("cold-queries", 300, "distinct-domain queries per cold measurement")
+		skipPG   = fs.Bool("skip-pg", false, "do not measure PostgreSQL 15")
+		skipCold = fs.Bool("skip-cold", false, "do not measure DHSI cold from versitygw")
+		skipDuck = fs.Bool("skip-duckdb", false, "do not measure DuckDB scanning the Parquet")
+		workDir  = fs.String("work-dir", "", "keep the generated lists and store here (default: a temporary directory, removed)")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: dhsi bench [flags]\n\nGenerates a deterministic Zipf-distributed corpus, builds it with dhsi ingest,\nand measures DHSI over the wire against PostgreSQL 15 and a DuckDB Parquet scan.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var cs []int
+	for _, s := range strings.Split(*clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%w: --clients %q", errUsage, *clients)
+		}
+		cs = append(cs, n)
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	res, err := bench.Run(ctx, bench.Options{URLs: *urls, Domains: *domains, Datasets: *datasets, Clients: cs, Duration: *duration,
+		ColdQueries: *cold, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, Bin: bin, Log: stderr})
+	if err != nil {
+		return err
+	}
+	res.Print(stdout)
+	return nil
+}
