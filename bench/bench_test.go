@@ -43,7 +43,10 @@ func TestRunTiny(t *testing.T) {
 	}
 	var log strings.Builder
 	res, err := Run(t.Context(), Options{URLs: 20000, Domains: 500, Datasets: 4, Clients: []int{1, 4},
-		Duration: 500 * time.Millisecond, SkipCold: true, Bin: bin, Log: &log})
+		// the DuckDB-scan peer is skipped here: at ~0.3 s a query on a loaded
+		// CI machine a 500 ms cell can finish none, and it measures DuckDB,
+		// not DHSI (dhsi bench runs it)
+		Duration: 500 * time.Millisecond, SkipCold: true, SkipDuckDB: true, Bin: bin, Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -51,7 +54,7 @@ func TestRunTiny(t *testing.T) {
 	res.Print(&out)
 	t.Log(log.String() + out.String())
 	for _, k := range []string{"dd/1", "dd/4", "fp/1", "fp/4"} {
-		for name, m := range map[string]map[string]cell{"DHSI": res.DHSI, "PG": res.PG, "DuckDB": res.Duck} {
+		for name, m := range map[string]map[string]cell{"DHSI": res.DHSI, "PG": res.PG} {
 			if c := m[k]; c.n == 0 {
 				t.Errorf("%s %s: no queries measured", name, k)
 			} else if k[:2] == "fp" && c.empty > 0 {

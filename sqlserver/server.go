@@ -40,6 +40,9 @@ type Config struct {
 	// function's argument; with this the server describes it (so pgx sends
 	// an int4 for domain_urls' dataset_id instead of failing to encode it).
 	TableFunctionArgs map[string][]uint32
+	// NativeFunctions are answered without DuckDB when a statement is
+	// exactly SELECT * FROM name(args); see NativeFunction.
+	NativeFunctions map[string]NativeFunction
 }
 
 // Defaults fills unset fields.

@@ -78,7 +78,9 @@ type prepared struct {
 	nullUnsafe map[int]bool
 	// argOIDs: types of $n parameters that are table-function arguments
 	argOIDs map[int]uint32
-	cols    []column
+	// native: answered by a NativeFunction, without DuckDB
+	native *nativeCall
+	cols   []column
 	// returnsRows: executing yields a result set (and a RowDescription).
 	returnsRows bool
 	// dml: a DuckDB INSERT/UPDATE/DELETE without RETURNING, which reports a
@@ -126,6 +128,9 @@ type portal struct {
 	// hold (WITH HOLD) cursors survive the end of their transaction.
 	cursor bool
 	hold   bool
+	// native: the computed rows of a NativeFunction call, sent from nativeNext
+	native     [][]any
+	nativeNext int
 }
 
 func (s *session) send(msg pgproto3.BackendMessage) { s.be.Send(msg) }
@@ -519,6 +524,17 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 			return nil, err
 		}
 	case kindDuck:
+		nc, err := matchNative(st.Significant(), s.srv.cfg.NativeFunctions)
+		if err != nil {
+			return nil, err
+		}
+		if nc != nil {
+			p.native = nc
+			if err := p.describeNative(oids); err != nil {
+				return nil, err
+			}
+			return p, nil
+		}
 		unsafe, err := nullUnsafeArgs(st.Significant(), s.srv.cfg.NullUnsafeFunctions)
 		if err != nil {
 			return nil, err
@@ -714,6 +730,9 @@ func (s *session) run(ctx context.Context, pt *portal, maxRows int64) error {
 		s.send(&pgproto3.EmptyQueryResponse{})
 		return nil
 	case kindDuck:
+		if p.native != nil {
+			return s.runNative(ctx, pt, maxRows)
+		}
 		return s.runDuck(ctx, pt, maxRows)
 	case kindDeclare:
 		return s.runDeclare(ctx, pt)

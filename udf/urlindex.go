@@ -45,25 +45,9 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 	domainDatasets := duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			arg, _ := args[0].(string)
 			cols := []duckdb.ColumnInfo{{Name: "dataset_id", T: integer}, {Name: "dataset", T: varchar}, {Name: "url_count", T: bigint}}
 			return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
-				if args[0] == nil {
-					return nil, nil
-				}
-				d, err := f.Domain(arg)
-				if err != nil {
-					return nil, err
-				}
-				got, err := f.Snapshot().DomainDatasets(d)
-				if err != nil {
-					return nil, err
-				}
-				out := make([][]any, len(got))
-				for i, g := range got {
-					out[i] = []any{int32(g.DatasetID), g.Dataset, int64(g.URLCount)}
-				}
-				return out, nil
+				return f.DomainDatasetsRows(ctx, args)
 			}}, nil
 		},
 	}
@@ -72,38 +56,7 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			cols := []duckdb.ColumnInfo{{Name: "url_id", T: ubigint}, {Name: "url", T: varchar}, {Name: "ts", T: ts}}
 			return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
-				if args[0] == nil || args[1] == nil {
-					return nil, nil
-				}
-				arg, _ := args[0].(string)
-				ds, _ := args[1].(int32)
-				off, lim := int64(0), int64(1000)
-				if v, ok := args[2].(int64); ok {
-					off = v
-				}
-				if v, ok := args[3].(int64); ok {
-					lim = v
-				}
-				if lim > catalog.MaxPageSize {
-					return nil, fmt.Errorf("domain_urls: limit %d is above the page-size cap of %d; page with offset", lim, catalog.MaxPageSize)
-				}
-				d, err := f.Domain(arg)
-				if err != nil {
-					return nil, err
-				}
-				rows, _, err := f.Snapshot().DomainURLs(ctx, d, uint32(ds), off, lim)
-				if err != nil {
-					return nil, err
-				}
-				out := make([][]any, len(rows))
-				for i, r := range rows {
-					var tsv any
-					if r.HasTS {
-						tsv = r.TS
-					}
-					out[i] = []any{r.URLID, r.URL, tsv}
-				}
-				return out, nil
+				return f.DomainURLsRows(ctx, args)
 			}}, nil
 		},
 	}
@@ -135,4 +88,63 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 		}
 	}
 	return nil
+}
+
+// DomainDatasetsRows computes domain_datasets(args[0]). The DuckDB table
+// function and the server's native path (sqlserver.NativeFunction) both
+// call it, so the two always answer alike.
+func (f URLIndexFuncs) DomainDatasetsRows(ctx context.Context, args []any) ([][]any, error) {
+	if len(args) != 1 || args[0] == nil {
+		return nil, nil
+	}
+	arg, _ := args[0].(string)
+	d, err := f.Domain(arg)
+	if err != nil {
+		return nil, err
+	}
+	got, err := f.Snapshot().DomainDatasets(d)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]any, len(got))
+	for i, g := range got {
+		out[i] = []any{int32(g.DatasetID), g.Dataset, int64(g.URLCount)}
+	}
+	return out, nil
+}
+
+// DomainURLsRows computes domain_urls(domain, dataset_id, offset, limit).
+func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any, error) {
+	if len(args) != 4 || args[0] == nil || args[1] == nil {
+		return nil, nil
+	}
+	arg, _ := args[0].(string)
+	ds, _ := args[1].(int32)
+	off, lim := int64(0), int64(1000)
+	if v, ok := args[2].(int64); ok {
+		off = v
+	}
+	if v, ok := args[3].(int64); ok {
+		lim = v
+	}
+	if lim > catalog.MaxPageSize {
+		return nil, fmt.Errorf("domain_urls: limit %d is above the page-size cap of %d; page with offset", lim, catalog.MaxPageSize)
+	}
+	d, err := f.Domain(arg)
+	if err != nil {
+		return nil, err
+	}
+	rows, _, err := f.Snapshot().DomainURLs(ctx, d, uint32(ds), off, lim)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		var tsv any
+		if r.HasTS {
+			tsv = r.TS
+		}
+		out[i] = []any{r.URLID, r.URL, tsv}
+	}
+	return out, nil
 }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/httpapi"
@@ -47,6 +49,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tlsCert     = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
 		tlsKey      = fs.String("tls-key", "", "TLS private key (PEM)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
+		noNative    = fs.Bool("no-native", false, "send every query through DuckDB, even the prepared lookups the server can answer from the index itself (for comparison)")
 		httpAddr    = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
 		blockCache  = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
 		refresh     = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
@@ -94,10 +97,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return fmt.Errorf("create cache dir: %w", err)
 	}
+	native := map[string]sqlserver.NativeFunction{} // filled by the Init hook below
+	if *noNative {
+		native = nil
+	}
 	var domains *catalog.Domains
 	var urls *urlService
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
-		Server: sqlserver.Config{Listen: *listen, Users: passwords, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions,
+		Server: sqlserver.Config{Listen: *listen, Users: passwords, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions, NativeFunctions: native,
 			TableFunctionArgs: map[string][]uint32{
 				"domain_datasets": {sqlserver.OIDText},
 				"domain_urls":     {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
@@ -157,7 +164,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.RegisterProcedures(ctx, db, procs); err != nil {
 					return err
 				}
-				return udf.RegisterURLIndex(ctx, db, udf.URLIndexFuncs{Snapshot: u.x.Current, Domain: u.domain})
+				funcs := udf.URLIndexFuncs{Snapshot: u.x.Current, Domain: u.domain}
+				// the hot path: SELECT * FROM domain_datasets($1) and
+				// domain_urls($1, ...) answered without DuckDB, by the same code
+				if native == nil {
+					return udf.RegisterURLIndex(ctx, db, funcs)
+				}
+				native["domain_datasets"] = sqlserver.NativeFunction{
+					Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
+					Columns: []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}},
+					Run:     funcs.DomainDatasetsRows,
+				}
+				native["domain_urls"] = sqlserver.NativeFunction{
+					Args:    []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT},
+					Columns: []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT}, {Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}},
+					Run:     funcs.DomainURLsRows,
+				}
+				return udf.RegisterURLIndex(ctx, db, funcs)
 			},
 		},
 		Log: log,

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -63,6 +65,19 @@ func TestIngestWhileServing(t *testing.T) {
 	if got := one[int64](t, c, "SELECT count(*) FROM domain_urls('iana.org', 1, 0, 1000)"); got != 48 {
 		t.Fatalf("domain_urls listed %d URLs, want 48", got)
 	}
+	// the native hot path (SELECT * FROM f($n)) answers exactly like the
+	// DuckDB path (any other shape, e.g. a projection), in text and binary
+	for _, q := range [][2]string{
+		{"SELECT * FROM domain_datasets($1)", "SELECT dataset_id, dataset, url_count FROM domain_datasets($1)"},
+		{"SELECT * FROM domain_urls($1, 1, 3, 25)", "SELECT url_id, url, ts FROM domain_urls($1, 1, 3, 25)"},
+	} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+			nat, duck := allRows(t, c, mode, q[0], "iana.org"), allRows(t, c, mode, q[1], "iana.org")
+			if len(nat) == 0 || fmt.Sprint(nat) != fmt.Sprint(duck) {
+				t.Fatalf("%s (mode %v):\nnative %v\nduckdb %v", q[0], mode, nat, duck)
+			}
+		}
+	}
 	// a NULL argument would abort DuckDB inside duckdb-go's bind: refused
 	for _, q := range []struct {
 		sql  string
@@ -87,4 +102,24 @@ func TestIngestWhileServing(t *testing.T) {
 	if got := one[int64](t, c, "SELECT count(*) FROM urls WHERE domain = 'iana.org' AND dataset_id = 1"); got != 48 {
 		t.Fatalf("the urls view has %d rows for iana.org, want 48", got)
 	}
+}
+
+func allRows(t *testing.T, c *pgx.Conn, mode pgx.QueryExecMode, sql string, args ...any) [][]any {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql, append([]any{mode}, args...)...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	var out [][]any
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if rows.Err() != nil {
+		t.Fatalf("%s: %v", sql, rows.Err())
+	}
+	return out
 }
