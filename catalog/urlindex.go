@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -36,8 +37,9 @@ type URLIndex struct {
 	// local reports the store's local file for a key (the local-directory
 	// store), so Parquet is read in place; nil for S3, where byte ranges
 	// are fetched through a bounded block cache.
-	local func(key string) (string, error)
-	cache *blockCache
+	local   func(key string) (string, error)
+	cache   *blockCache
+	readers *readerCache
 
 	mu  sync.Mutex // serialises Refresh
 	cur atomic.Pointer[Snapshot]
@@ -53,7 +55,7 @@ func OpenURLIndex(ctx context.Context, st store.Store, cacheBytes int64, log *sl
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &URLIndex{st: st, log: log, cache: newBlockCache(cacheBytes)}
+	x := &URLIndex{st: st, log: log, cache: newBlockCache(cacheBytes), readers: newReaderCache(256)}
 	if lp, ok := st.(LocalPather); ok {
 		x.local = lp.LocalPath
 	}
@@ -250,32 +252,86 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 }
 
 // readRowGroup reads the rows of one domain from one row group of a lake
-// file: a local file read in place, or byte ranges from the store.
+// file: a local file read in place, or byte ranges from the store. Open
+// readers (a parsed footer each) are kept in a bounded cache: parsing the
+// footer again on every page was most of a first page's cost.
 func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain string) ([]URLRow, error) {
-	var src parquet.ReaderAtSeeker
-	if x.local != nil {
-		p, err := x.local(key)
+	fr, err := x.readers.get(key, func() (*pqfile.Reader, error) {
+		if x.local != nil {
+			p, err := x.local(key)
+			if err != nil {
+				return nil, err
+			}
+			return pqfile.OpenParquetFile(p, false)
+		}
+		a, err := x.st.Head(ctx, key)
 		if err != nil {
 			return nil, err
 		}
-		r, err := pqfile.OpenParquetFile(p, false)
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		return readDomainRows(r, rg, domain)
-	}
-	a, err := x.st.Head(ctx, key)
+		// the reader outlives this query: its ranged reads must not inherit
+		// the query's context
+		src := &rangeReader{ctx: context.Background(), st: x.st, key: key, size: a.Size, etag: a.ETag, cache: x.cache}
+		return pqfile.NewParquetReader(src)
+	})
 	if err != nil {
 		return nil, err
 	}
-	src = &rangeReader{ctx: ctx, st: x.st, key: key, size: a.Size, etag: a.ETag, cache: x.cache}
-	r, err := pqfile.NewParquetReader(src)
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return readDomainRows(fr.r, rg, domain)
+}
+
+// readerCache is a bounded LRU of open Parquet readers. Lake files are
+// immutable (M1), so a reader never goes stale.
+type readerCache struct {
+	mu    sync.Mutex
+	limit int // INVARIANT: len(items) <= limit after every insert
+	lru   *list.List
+	items map[string]*list.Element
+}
+
+type cachedReader struct {
+	key string
+	mu  sync.Mutex // one query at a time per reader: its source may seek
+	r   *pqfile.Reader
+}
+
+func newReaderCache(limit int) *readerCache {
+	return &readerCache{limit: limit, lru: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*cachedReader, error) {
+	c.mu.Lock()
+	if e, ok := c.items[key]; ok {
+		c.lru.MoveToFront(e)
+		c.mu.Unlock()
+		return e.Value.(*cachedReader), nil
+	}
+	c.mu.Unlock()
+	r, err := open()
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	return readDomainRows(r, rg, domain)
+	cr := &cachedReader{key: key, r: r}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[key]; ok { // opened concurrently: keep the first
+		r.Close()
+		return e.Value.(*cachedReader), nil
+	}
+	c.items[key] = c.lru.PushFront(cr)
+	for c.lru.Len() > c.limit {
+		e := c.lru.Back()
+		old := e.Value.(*cachedReader)
+		c.lru.Remove(e)
+		delete(c.items, old.key)
+		go func() { // close once no query holds it
+			old.mu.Lock()
+			old.r.Close()
+			old.mu.Unlock()
+		}()
+	}
+	return cr, nil
 }
 
 // readDomainRows decodes columns domain, url_id, url, raw, ts of one row
