@@ -200,6 +200,7 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 	pt.resumed = 0
 	loc := s.settings.location()
 	vals := make([][]byte, len(p.cols))
+	offs := make([]int, len(p.cols)+1)
 	var buf []byte
 	for pt.nativeNext < len(pt.native) {
 		if maxRows > 0 && pt.resumed >= maxRows {
@@ -208,32 +209,9 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		}
 		row := pt.native[pt.nativeNext]
 		pt.nativeNext++
-		buf = buf[:0]
-		offs := make([]int, len(row)+1)
-		for i, v := range row {
-			if v == nil {
-				offs[i+1] = len(buf)
-				continue
-			}
-			var err error
-			if formatFor(pt.formats, i) == 1 {
-				buf, err = p.cols[i].typ.encodeBinary(buf, v, loc)
-			} else {
-				buf, err = p.cols[i].typ.encodeText(buf, v, loc)
-			}
-			if err != nil {
-				return fmt.Errorf("encode column %q: %w", p.cols[i].name, err)
-			}
-			offs[i+1] = len(buf)
-		}
-		for i, v := range row {
-			vals[i] = nil
-			if v != nil {
-				vals[i] = buf[offs[i]:offs[i+1]:offs[i+1]]
-				if vals[i] == nil {
-					vals[i] = []byte{}
-				}
-			}
+		var err error
+		if buf, err = encodeRow(p.cols, pt.formats, row, loc, buf, offs, vals); err != nil {
+			return err
 		}
 		s.send(&pgproto3.DataRow{Values: vals})
 		pt.sent++

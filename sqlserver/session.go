@@ -890,30 +890,8 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 		if err != nil {
 			return n, false, err
 		}
-		buf = buf[:0]
-		for i, v := range dest {
-			if v == nil {
-				offs[i+1] = len(buf)
-				continue
-			}
-			if formatFor(formats, i) == 1 {
-				buf, err = p.cols[i].typ.encodeBinary(buf, v, loc)
-			} else {
-				buf, err = p.cols[i].typ.encodeText(buf, v, loc)
-			}
-			if err != nil {
-				return n, false, fmt.Errorf("encode column %q: %w", p.cols[i].name, err)
-			}
-			offs[i+1] = len(buf)
-		}
-		for i, v := range dest {
-			vals[i] = nil
-			if v != nil {
-				vals[i] = buf[offs[i]:offs[i+1]:offs[i+1]]
-				if vals[i] == nil {
-					vals[i] = []byte{}
-				}
-			}
+		if buf, err = encodeRow(p.cols, formats, dest, loc, buf, offs, vals); err != nil {
+			return n, false, err
 		}
 		s.send(&pgproto3.DataRow{Values: vals})
 		n++
@@ -1089,3 +1067,37 @@ const (
 	OIDInt4 = oidInt4
 	OIDInt8 = oidInt8
 )
+
+// encodeRow renders one result row into vals, whose slices point into buf
+// (reused across rows: a DataRow is copied when sent). A nil value is SQL
+// NULL. offs has len(row)+1 entries of scratch.
+func encodeRow[T any](cols []column, formats []int16, row []T, loc *time.Location, buf []byte, offs []int, vals [][]byte) ([]byte, error) {
+	buf = buf[:0]
+	var err error
+	for i := range row {
+		v := any(row[i])
+		if v == nil {
+			offs[i+1] = len(buf)
+			continue
+		}
+		if formatFor(formats, i) == 1 {
+			buf, err = cols[i].typ.encodeBinary(buf, v, loc)
+		} else {
+			buf, err = cols[i].typ.encodeText(buf, v, loc)
+		}
+		if err != nil {
+			return buf, fmt.Errorf("encode column %q: %w", cols[i].name, err)
+		}
+		offs[i+1] = len(buf)
+	}
+	for i := range row {
+		vals[i] = nil
+		if any(row[i]) != nil {
+			vals[i] = buf[offs[i]:offs[i+1]:offs[i+1]]
+			if vals[i] == nil {
+				vals[i] = []byte{}
+			}
+		}
+	}
+	return buf, nil
+}
