@@ -984,80 +984,81 @@ func (s *session) closeAll() {
 	s.duck.Close()
 }
 
-// nullUnsafeArgs finds calls of the named functions: a literal NULL argument
-// is refused now, and the $n parameters among the arguments are returned so
-// Bind can refuse NULL values for them.
-func nullUnsafeArgs(toks []pgsql.Token, funcs []string) (map[int]bool, error) {
-	if len(funcs) == 0 {
-		return nil, nil
-	}
-	var out map[int]bool
+// eachCallToken calls fn for every token inside the parentheses of a call
+// to a function that want accepts, with the function's name, the index of
+// the top-level argument the token belongs to, and its depth (1: the
+// argument itself, more: nested inside it). An error from fn stops the walk.
+func eachCallToken(toks []pgsql.Token, want func(name string) bool, fn func(name string, arg, depth int, t pgsql.Token) error) error {
 	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" || !slices.Contains(funcs, strings.ToLower(toks[i].Text)) {
+		if toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" {
 			continue
 		}
-		depth := 0
+		name := strings.ToLower(toks[i].Text)
+		if !want(name) {
+			continue
+		}
+		arg, depth := 0, 0
+	walk:
 		for j := i + 1; j < len(toks); j++ {
 			switch toks[j].Text {
 			case "(":
 				depth++
+				continue
 			case ")":
 				depth--
-			}
-			if depth == 0 {
-				break
-			}
-			if depth == 1 && toks[j].Is("NULL") {
-				return nil, pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[i].Text))
-			}
-			if toks[j].Kind == pgsql.Param {
-				n, _ := strconv.Atoi(toks[j].Text[1:])
-				if out == nil {
-					out = map[int]bool{}
+				if depth == 0 {
+					break walk
 				}
-				out[n] = true
+				continue
+			case ",":
+				if depth == 1 {
+					arg++
+					continue
+				}
+			}
+			if err := fn(name, arg, depth, toks[j]); err != nil {
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// nullUnsafeArgs finds calls of the named functions: a literal NULL argument
+// is refused now, and the $n parameters among the arguments are returned so
+// Bind can refuse NULL values for them.
+func nullUnsafeArgs(toks []pgsql.Token, funcs []string) (map[int]bool, error) {
+	var out map[int]bool
+	err := eachCallToken(toks, func(name string) bool { return slices.Contains(funcs, name) }, func(name string, _, depth int, t pgsql.Token) error {
+		if depth == 1 && t.Is("NULL") {
+			return pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", name)
+		}
+		if t.Kind == pgsql.Param {
+			n, _ := strconv.Atoi(t.Text[1:])
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[n] = true
+		}
+		return nil
+	})
+	return out, err
 }
 
 // tableFunctionParamOIDs maps $n parameters that stand directly as an
 // argument of a known table function to that argument's type.
 func tableFunctionParamOIDs(toks []pgsql.Token, sigs map[string][]uint32) map[int]uint32 {
-	if len(sigs) == 0 {
-		return nil
-	}
 	var out map[int]uint32
-	for i := 0; i+1 < len(toks); i++ {
-		sig, ok := sigs[strings.ToLower(toks[i].Text)]
-		if toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" || !ok {
-			continue
+	_ = eachCallToken(toks, func(name string) bool { _, ok := sigs[name]; return ok }, func(name string, arg, depth int, t pgsql.Token) error {
+		if sig := sigs[name]; depth == 1 && t.Kind == pgsql.Param && arg < len(sig) {
+			n, _ := strconv.Atoi(t.Text[1:])
+			if out == nil {
+				out = map[int]uint32{}
+			}
+			out[n] = sig[arg]
 		}
-		arg, depth := 0, 0
-		for j := i + 1; j < len(toks); j++ {
-			switch toks[j].Text {
-			case "(":
-				depth++
-			case ")":
-				depth--
-			case ",":
-				if depth == 1 {
-					arg++
-				}
-			}
-			if depth == 0 {
-				break
-			}
-			if depth == 1 && toks[j].Kind == pgsql.Param && arg < len(sig) {
-				n, _ := strconv.Atoi(toks[j].Text[1:])
-				if out == nil {
-					out = map[int]uint32{}
-				}
-				out[n] = sig[arg]
-			}
-		}
-	}
+		return nil
+	})
 	return out
 }
 
