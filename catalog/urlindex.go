@@ -151,7 +151,10 @@ func (x *URLIndex) open(ctx context.Context, v Version) (*Snapshot, error) {
 	return s, nil
 }
 
-// DomainKey is the stable postings key of a domain (ingest.DomainKey).
+// DomainKey is the stable 64-bit key of a domain in the postings (its
+// xxh3). Unlike the dense domain_id it does not change when domains are
+// added, so unchanged postings shards are reused by reference across
+// versions. Ingest writes and the server reads with this one function.
 func DomainKey(domain string) uint64 { return xxh3.HashString(domain) }
 
 // DatasetCount is one row of domain_datasets.

@@ -88,11 +88,6 @@ type Phase struct {
 	Duration time.Duration
 }
 
-// DomainKey is the stable 64-bit key of a domain in the postings (its xxh3);
-// unlike the dense domain_id it does not change when domains are added, so
-// unchanged postings shards are reused by reference across versions.
-func DomainKey(domain string) uint64 { return urlnorm.URLID(domain) }
-
 // Run ingests opts.Files into opts.Dataset and publishes a new version.
 func Run(ctx context.Context, o Options) (Summary, error) {
 	start := time.Now()
@@ -523,7 +518,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 	byShard := make([][]key, nShards)
 	spansOf := map[key]postings.Spans{}
 	for d, sp := range batch {
-		k := key{DomainKey(d), datasetID}
+		k := key{catalog.DomainKey(d), datasetID}
 		s := postings.ShardOf(k.k, uint32(nShards))
 		byShard[s] = append(byShard[s], k)
 		sort.Slice(sp, func(a, b int) bool {
