@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dhsi/dhsi/internal/testenv"
+	"github.com/dhsi/dhsi/internal/s3test"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
-	"github.com/dhsi/dhsi/store/s3store"
 )
 
 func stores(t *testing.T) map[string]func(t *testing.T) store.Store {
@@ -24,12 +23,7 @@ func stores(t *testing.T) map[string]func(t *testing.T) store.Store {
 			return st
 		},
 		"s3": func(t *testing.T) store.Store {
-			endpoint, key, secret := testenv.StartVersityGW(t)
-			bucket := testenv.CreateBucket(t, endpoint, key, secret)
-			st, err := s3store.Open(context.Background(), s3store.Config{Bucket: bucket, Endpoint: endpoint, Region: "us-east-1", AccessKeyID: key, SecretAccessKey: secret}.Defaults(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, _ := s3test.Start(t).NewStore(t)
 			return st
 		},
 	}

@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dhsi/dhsi/internal/testenv"
+	"github.com/dhsi/dhsi/internal/s3test"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
-	"github.com/dhsi/dhsi/store/s3store"
 )
 
 // backends runs a test on the local directory and on a real versitygw.
@@ -30,14 +29,9 @@ func backends(t *testing.T, fn func(t *testing.T, newStore func(t *testing.T) st
 		})
 	})
 	t.Run("s3", func(t *testing.T) {
-		endpoint, key, secret := testenv.StartVersityGW(t)
+		srv := s3test.Start(t)
 		fn(t, func(t *testing.T) store.Store {
-			bucket := testenv.CreateBucket(t, endpoint, key, secret)
-			cfg := s3store.Config{Bucket: bucket, Endpoint: endpoint, Region: "us-east-1", AccessKeyID: key, SecretAccessKey: secret}.Defaults()
-			st, err := s3store.Open(context.Background(), cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, _ := srv.NewStore(t)
 			return st
 		})
 	})

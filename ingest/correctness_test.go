@@ -10,10 +10,9 @@ import (
 	"testing"
 
 	"github.com/dhsi/dhsi/catalog"
-	"github.com/dhsi/dhsi/internal/testenv"
+	"github.com/dhsi/dhsi/internal/s3test"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
-	"github.com/dhsi/dhsi/store/s3store"
 	"github.com/dhsi/dhsi/urlnorm"
 )
 
@@ -150,11 +149,6 @@ func TestIndexMatchesBruteForceOnS3(t *testing.T) {
 	for _, n := range []string{"cc_main_2024_30_cdx00187", "cdx_toolkit_api_mocks", "pywb_sample_archive", "ada_userbait"} {
 		paths = append(paths, filepath.Join(testdata, "urls", n+".txt"))
 	}
-	endpoint, key, secret := testenv.StartVersityGW(t)
-	bucket := testenv.CreateBucket(t, endpoint, key, secret)
-	st, err := s3store.Open(ctx, s3store.Config{Bucket: bucket, Endpoint: endpoint, Region: "us-east-1", AccessKeyID: key, SecretAccessKey: secret}.Defaults(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := s3test.Start(t).NewStore(t)
 	testIndexMatchesBruteForce(t, ctx, st, paths)
 }

@@ -11,11 +11,10 @@ import (
 	"time"
 
 	"github.com/dhsi/dhsi/compiler"
-	"github.com/dhsi/dhsi/internal/testenv"
+	"github.com/dhsi/dhsi/internal/s3test"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
-	"github.com/dhsi/dhsi/store/s3store"
 )
 
 // Benchmarks of issue 3. Run:
@@ -124,12 +123,6 @@ func BenchmarkCompactionLocal(b *testing.B) {
 }
 
 func BenchmarkCompactionS3(b *testing.B) {
-	endpoint, key, secret := testenv.StartVersityGW(b)
-	bucket := testenv.CreateBucket(b, endpoint, key, secret)
-	cfg := s3store.Config{Bucket: bucket, Endpoint: endpoint, Region: "us-east-1", AccessKeyID: key, SecretAccessKey: secret}.Defaults()
-	st, err := s3store.Open(context.Background(), cfg, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	st, _ := s3test.Start(b).NewStore(b)
 	benchCompaction(b, st, 20000)
 }

@@ -15,10 +15,9 @@ import (
 	"time"
 
 	"github.com/dhsi/dhsi/compiler"
-	"github.com/dhsi/dhsi/internal/testenv"
+	"github.com/dhsi/dhsi/internal/s3test"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
-	"github.com/dhsi/dhsi/store/s3store"
 	"github.com/dhsi/dhsi/usv"
 )
 
@@ -210,20 +209,15 @@ func runStress(t *testing.T, cfg stressConfig, storeArgs []string, env []string,
 }
 
 func TestStressS3(t *testing.T) {
-	endpoint, key, secret := testenv.StartVersityGW(t)
-	bucket := testenv.CreateBucket(t, endpoint, key, secret)
-	cfg := s3store.Config{Bucket: bucket, Endpoint: endpoint, Region: "us-east-1", AccessKeyID: key, SecretAccessKey: secret}.Defaults()
-	st, err := s3store.Open(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := s3test.Start(t)
+	st, bucket := srv.NewStore(t)
 	n := 20000
 	if testing.Short() {
 		n = 2000
 	}
 	runStress(t, stressConfig{domains: n, writers: 4, rounds: 2, compactors: 8, killEvery: 1500 * time.Millisecond},
 		[]string{"--store", "s3://" + bucket},
-		[]string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_REGION=us-east-1"}, st)
+		srv.Env(), st)
 }
 
 func TestStressLocal(t *testing.T) {
