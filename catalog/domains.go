@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -352,8 +351,8 @@ func sourceOf(key string) string {
 type loadedObject struct {
 	key    string
 	etag   store.ETag
-	rows   [][]any
-	errors [][]any
+	rows   [][]driver.Value
+	errors [][]driver.Value
 }
 
 // fetch reads and parses objects, 8 at a time.
@@ -400,7 +399,7 @@ func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.
 	source := sourceOf(key)
 	t, err := compiler.ParseTable(b)
 	if err != nil {
-		o.errors = append(o.errors, []any{key, int32(0), "", err.Error()})
+		o.errors = append(o.errors, []driver.Value{key, int32(0), "", err.Error()})
 		return o
 	}
 	pos := make([]int, len(d.fields))
@@ -413,7 +412,7 @@ func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.
 		_, err = checker.SetHeader(t.Header)
 	}
 	if err != nil {
-		o.errors = append(o.errors, []any{key, int32(0), "", err.Error()})
+		o.errors = append(o.errors, []driver.Value{key, int32(0), "", err.Error()})
 		return o
 	}
 	for n, r := range t.Rows {
@@ -423,18 +422,18 @@ func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.
 				units[i] = r[p]
 			}
 		}
-		var updated any
+		var updated driver.Value
 		if ts, ok := compiler.ParseTimestamp(units[ui]); ok {
 			updated = ts
 		}
-		row := []any{source, key, int32(n + 2), updated, compiler.TieBreakKey(units)}
+		row := []driver.Value{source, key, int32(n + 2), updated, compiler.TieBreakKey(units)}
 		for _, u := range units {
 			row = append(row, u)
 		}
 		o.rows = append(o.rows, row)
 		_, ferrs := checker.Check(r)
 		for _, fe := range ferrs {
-			o.errors = append(o.errors, []any{key, int32(n + 2), fe.Field, fe.Error()})
+			o.errors = append(o.errors, []driver.Value{key, int32(n + 2), fe.Field, fe.Error()})
 		}
 	}
 	return o
@@ -485,7 +484,7 @@ func (d *Domains) apply(ctx context.Context, loaded []loadedObject, removed []st
 	if err := appendRows(ctx, conn, "", mirrorSchema, "rows", func(a *duckdb.Appender) error {
 		for _, o := range loaded {
 			for _, r := range o.rows {
-				if err := a.AppendRow(toDriver(r)...); err != nil {
+				if err := a.AppendRow(r...); err != nil {
 					return err
 				}
 			}
@@ -497,7 +496,7 @@ func (d *Domains) apply(ctx context.Context, loaded []loadedObject, removed []st
 	if err := appendRows(ctx, conn, "", mirrorSchema, "errors", func(a *duckdb.Appender) error {
 		for _, o := range loaded {
 			for _, r := range o.errors {
-				if err := a.AppendRow(toDriver(r)...); err != nil {
+				if err := a.AppendRow(r...); err != nil {
 					return err
 				}
 			}
@@ -526,17 +525,6 @@ func (d *Domains) apply(ctx context.Context, loaded []loadedObject, removed []st
 	return nil
 }
 
-func toDriver(r []any) []driver.Value {
-	out := make([]driver.Value, len(r))
-	for i, v := range r {
-		if t, isTime := v.(time.Time); isTime {
-			out[i] = t
-			continue
-		}
-		out[i] = v
-	}
-	return out
-}
 
 func appendRows(ctx context.Context, conn *sql.Conn, catalog, schema, table string, fill func(*duckdb.Appender) error) error {
 	return conn.Raw(func(dc any) error {

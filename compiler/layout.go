@@ -3,8 +3,6 @@ package compiler
 import (
 	"fmt"
 	"strings"
-
-	"github.com/dhsi/dhsi/shard"
 )
 
 // Key layout of the domain-record index (see the package comment).
@@ -58,6 +56,3 @@ func ValidateDomain(d string) error {
 	}
 	return nil
 }
-
-// ShardOf returns the shard of a domain under layout.
-func ShardOf(layout shard.Layout, domain string) string { return layout.Of(domain) }

@@ -840,9 +840,6 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 			return false, err
 		}
 		n, _ := res.RowsAffected()
-		if err := s.afterDuckStatement(p); err != nil {
-			return false, err
-		}
 		s.complete(pt, duckCommandTag(p.class.toks, n, false))
 		return false, nil
 	}
@@ -903,10 +900,6 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 		}
 	}
 }
-
-// afterDuckStatement keeps session state in step with statements DuckDB
-// ran that change it.
-func (s *session) afterDuckStatement(p *prepared) error { return nil }
 
 func (s *session) closePortalResult(pt *portal) {
 	if pt.rows != nil {
