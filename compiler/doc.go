@@ -26,6 +26,12 @@
 //	    point leaves inbox objects that the next compaction merges again;
 //	    merging is idempotent (latest updated_at wins, ties broken
 //	    deterministically), so a repeat changes nothing.
+//	    This needs the store's conditional delete to be atomic with a
+//	    concurrent conditional put, as the Store contract says. versitygw
+//	    v1.8.0 (the test S3 server) breaks it: its posix backend checks
+//	    If-Match and removes the file outside its publish lock, so a put
+//	    landing in between is deleted (measured 4 of 300 racing pairs).
+//	    The local-directory store keeps it (flock).
 //	I4. A malformed inbox object never blocks its shard and is never deleted:
 //	    it is reported (result and domain_errors) and kept.
 //	I5. Listing is paginated by the store; compacting all shards lists the
