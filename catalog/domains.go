@@ -397,6 +397,9 @@ func (d *Domains) fetch(ctx context.Context, keys []string) ([]loadedObject, err
 func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.Schema) loadedObject {
 	o := loadedObject{key: key, etag: etag}
 	source := sourceOf(key)
+	if source == "inbox" && len(b) == 0 {
+		return o // a tombstone: merged, about to be deleted (compiler I3)
+	}
 	t, err := compiler.ParseTable(b)
 	if err != nil {
 		o.errors = append(o.errors, []driver.Value{key, int32(0), "", err.Error()})
@@ -524,7 +527,6 @@ func (d *Domains) apply(ctx context.Context, loaded []loadedObject, removed []st
 	ok = true
 	return nil
 }
-
 
 func appendRows(ctx context.Context, conn *sql.Conn, catalog, schema, table string, fill func(*duckdb.Appender) error) error {
 	return conn.Raw(func(dc any) error {

@@ -248,6 +248,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		t    Table
 		etag store.ETag
 		skip bool  // deleted meanwhile
+		tomb bool  // a tombstone left by a compaction that stopped (I3)
 		bad  error // malformed (I4)
 		err  error // I/O
 	}
@@ -263,6 +264,10 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			got[i].err = fmt.Errorf("read %s: %w", a.Key, err)
 			return
 		}
+		if len(b) == 0 {
+			got[i] = fetched{etag: ia.ETag, tomb: true}
+			return
+		}
 		d, _ := DomainOfInboxKey(a.Key)
 		t, perr := ParseTable(b)
 		if perr == nil {
@@ -270,13 +275,15 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		}
 		got[i] = fetched{t: t, etag: ia.ETag, bad: perr}
 	})
-	var used []merged
+	var used, tombs []merged
 	tables := []Table{cur}
 	for i, f := range got {
 		switch {
 		case f.err != nil:
 			return res, f.err
 		case f.skip:
+		case f.tomb:
+			tombs = append(tombs, merged{inbox[i].Key, f.etag})
 		case f.bad != nil: // I4: reported, kept, never blocks the shard
 			res.Errors = append(res.Errors, InboxError{Key: inbox[i].Key, Reason: f.bad.Error()})
 		default:
@@ -284,6 +291,16 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			used = append(used, merged{inbox[i].Key, f.etag})
 		}
 	}
+	// tombstones hold no records: they go under this lock whatever else
+	// happens, so a crash between marking and deleting is repaired here
+	defer func() {
+		if len(tombs) == 0 || res.Status == StatusConflict || !c.stillHeld(ctx, lk) {
+			return
+		}
+		forEach(len(tombs), c.cfg.Parallel, func(i int) {
+			c.deleteTombstone(ctx, tombs[i].key, tombs[i].etag)
+		})
+	}()
 	if len(used) == 0 {
 		res.Status = StatusNothingToDo
 		res.RecordsAfter = res.RecordsBefore
@@ -306,21 +323,32 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		return res, fmt.Errorf("write shard: %w", err)
 	}
 	// POINT OF NO RETURN: the shard holding every merged record is durable.
-	// Only now may inbox versions go, and only the versions merged (I3).
+	// Only now may inbox versions go, and only the versions merged (I3):
+	// each is first replaced by a tombstone with Put(IfMatch: the merged
+	// ETag), which is atomic with concurrent puts on every store, and the
+	// tombstone is then deleted. No DHSI writer writes over a tombstone, so
+	// the delete has nothing to race with even where it is not atomic.
 	res.Status, res.BytesWritten, res.RecordsAfter = StatusCompacted, n, len(out.Rows)
 	deleted := make([]bool, len(used))
+	if !c.stillHeld(ctx, lk) {
+		// our lock went stale and another worker may be retiring the same
+		// objects: leave them, the next compaction merges them again
+		res.InboxKept = len(used)
+		return res, nil
+	}
 	forEach(len(used), c.cfg.Parallel, func(i int) {
 		m := used[i]
-		err := c.st.Delete(ctx, m.key, store.Cond{IfMatch: m.etag})
+		a, err := c.st.Put(ctx, m.key, bytes.NewReader(nil), store.Cond{IfMatch: m.etag})
 		switch {
 		case err == nil:
 			deleted[i] = true
+			c.deleteTombstone(ctx, m.key, a.ETag)
 		case errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrNotFound):
 			// rewritten (or removed) since we read it: kept for next time
 		default:
 			// the merged content is safe in the shard; the object stays and is
 			// merged again next time, which changes nothing
-			c.log.Warn("delete merged inbox object", "key", m.key, "err", err)
+			c.log.Warn("retire merged inbox object", "key", m.key, "err", err)
 		}
 	})
 	for _, ok := range deleted {
@@ -331,6 +359,22 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		}
 	}
 	return res, nil
+}
+
+// stillHeld reports whether lk is still this worker's lock: not taken over
+// after going stale. Retiring inbox objects needs the lock (I3).
+func (c *Compiler) stillHeld(ctx context.Context, lk lock) bool {
+	a, err := c.st.Head(ctx, lk.key)
+	return err == nil && a.ETag == lk.etag
+}
+
+// deleteTombstone removes a tombstone; the caller holds the shard's lock
+// (I3). A failure leaves the tombstone for the next compaction.
+func (c *Compiler) deleteTombstone(ctx context.Context, key string, etag store.ETag) {
+	err := c.st.Delete(ctx, key, store.Cond{IfMatch: etag})
+	if err != nil && !errors.Is(err, store.ErrPreconditionFailed) && !errors.Is(err, store.ErrNotFound) {
+		c.log.Warn("delete inbox tombstone", "key", key, "err", err)
+	}
 }
 
 // lockBody is the JSON content of a lock object (docs/format/lock.md).

@@ -45,7 +45,11 @@ func rec(domain, company string, version int, at string) Table {
 
 func put(t *testing.T, st store.Store, domain, company string, version int, at string) {
 	t.Helper()
-	if err := WriteInbox(context.Background(), st, fields, domain, rec(domain, company, version, at)); err != nil {
+	c, err := New(st, Config{SchemaFields: fields}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteInbox(context.Background(), domain, rec(domain, company, version, at)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -270,6 +274,106 @@ func TestRaces(t *testing.T) {
 	})
 }
 
+func TestTombstones(t *testing.T) {
+	ctx := context.Background()
+	defer func(d time.Duration) { tombstoneWait = d }(tombstoneWait)
+	tombstoneWait = 200 * time.Millisecond
+	tombstone := func(t *testing.T, st store.Store, d string) {
+		t.Helper()
+		if _, err := st.Put(ctx, InboxKey(d), bytes.NewReader(nil), store.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inboxCompany := func(t *testing.T, st store.Store, d string) string {
+		t.Helper()
+		b, _, err := store.ReadAll(ctx, st, InboxKey(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) == 0 {
+			return "(tombstone)"
+		}
+		tb, err := ParseTable(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tb.Rows[0][1]
+	}
+	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
+		t.Run("a writer never writes over a tombstone while its compaction holds the lock (I3)", func(t *testing.T) {
+			st := newStore(t)
+			d := domainsIn("5e", 1)[0]
+			compaction := newCompiler(t, st, Config{WorkerID: "compaction"})
+			lk, held, err := compaction.acquire(ctx, "5e")
+			if err != nil || held {
+				t.Fatalf("acquire: %v %v", held, err)
+			}
+			tombstone(t, st, d)
+			done := make(chan error, 1)
+			go func() {
+				done <- newCompiler(t, st, Config{WorkerID: "writer"}).WriteInbox(ctx, d, rec(d, "after", 2, "2024-02-01T00:00:00Z"))
+			}()
+			time.Sleep(3 * tombstoneWait)
+			if got := inboxCompany(t, st, d); got != "(tombstone)" {
+				t.Fatalf("the writer wrote over a tombstone under a live lock: inbox has %q", got)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("the writer returned while the tombstone stood: %v", err)
+			default:
+			}
+			// the compaction deletes its tombstone and releases its lock
+			a, err := st.Head(ctx, InboxKey(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			compaction.deleteTombstone(ctx, InboxKey(d), a.ETag)
+			compaction.release(lk)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if got := inboxCompany(t, st, d); got != "after" {
+				t.Fatalf("inbox has %q", got)
+			}
+		})
+		t.Run("a writer clears a tombstone its crashed compaction left (I3)", func(t *testing.T) {
+			st := newStore(t)
+			d := domainsIn("5e", 1)[0]
+			tombstone(t, st, d)
+			if err := newCompiler(t, st, Config{}).WriteInbox(ctx, d, rec(d, "after", 2, "2024-02-01T00:00:00Z")); err != nil {
+				t.Fatal(err)
+			}
+			if got := inboxCompany(t, st, d); got != "after" {
+				t.Fatalf("inbox has %q", got)
+			}
+			if _, err := st.Head(ctx, LockKey("5e")); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("the writer left the shard lock: %v", err)
+			}
+		})
+		t.Run("the next compaction deletes a tombstone left behind (I3)", func(t *testing.T) {
+			st := newStore(t)
+			ds := domainsIn("5e", 2)
+			tombstone(t, st, ds[0])
+			c := newCompiler(t, st, Config{})
+			r, err := c.CompactShard(ctx, "5e")
+			if err != nil || r.Status != StatusNothingToDo || len(r.Errors) != 0 {
+				t.Fatalf("result %+v %v", r, err)
+			}
+			if k := inboxKeys(t, st); len(k) != 0 {
+				t.Fatalf("inbox %v", k)
+			}
+			tombstone(t, st, ds[0])
+			put(t, st, ds[1], "x", 1, "2024-01-01T00:00:00Z")
+			if r, err := c.CompactShard(ctx, "5e"); err != nil || r.Status != StatusCompacted || r.InboxMerged != 1 || len(r.Errors) != 0 {
+				t.Fatalf("result %+v %v", r, err)
+			}
+			if k := inboxKeys(t, st); len(k) != 0 {
+				t.Fatalf("inbox %v", k)
+			}
+		})
+	})
+}
+
 // crashing fails every store call after the first n: a worker that dies at
 // that point. Nothing after the crash point reaches the store.
 type crashing struct {
@@ -297,6 +401,12 @@ func (c *crashing) Get(ctx context.Context, key string) (io.ReadCloser, store.At
 	}
 	return c.Store.Get(ctx, key)
 }
+func (c *crashing) Head(ctx context.Context, key string) (store.Attrs, error) {
+	if err := c.step(); err != nil {
+		return store.Attrs{}, err
+	}
+	return c.Store.Head(ctx, key)
+}
 func (c *crashing) Put(ctx context.Context, key string, r io.Reader, cond store.Cond) (store.Attrs, error) {
 	if err := c.step(); err != nil {
 		return store.Attrs{}, err
@@ -320,7 +430,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	// I3: a worker killed after any number of store calls leaves a state that
 	// the next compaction repairs, with every latest record present once.
 	ctx := context.Background()
-	for n := 0; n < 40; n++ {
+	for n := 0; n < 60; n++ {
 		t.Run(fmt.Sprintf("crash after %d store calls", n), func(t *testing.T) {
 			base, _ := localfs.Open(t.TempDir())
 			ds := domainsIn("5e", 4)

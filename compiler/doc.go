@@ -19,19 +19,25 @@
 //	    lock), or IfNoneMatch for a new shard. Losing that condition means
 //	    another compiler wrote the shard: the merge is abandoned, the lock
 //	    released, the result is "conflict". Never retried blindly.
-//	I3. No acknowledged record is lost. An inbox object is deleted only after
-//	    the shard holding its content is durable (I2 succeeded), and only with
-//	    Delete(IfMatch: the ETag of the version that was merged); a version
-//	    rewritten meanwhile survives for the next compaction. A crash at any
-//	    point leaves inbox objects that the next compaction merges again;
-//	    merging is idempotent (latest updated_at wins, ties broken
-//	    deterministically), so a repeat changes nothing.
-//	    This needs the store's conditional delete to be atomic with a
-//	    concurrent conditional put, as the Store contract says. versitygw
-//	    v1.8.0 (the test S3 server) breaks it: its posix backend checks
-//	    If-Match and removes the file outside its publish lock, so a put
-//	    landing in between is deleted (measured 4 of 300 racing pairs).
-//	    The local-directory store keeps it (flock).
+//	I3. No acknowledged record is lost. An inbox object is retired only
+//	    after the shard holding its content is durable (I2), and only the
+//	    version that was merged: Put(object, empty, IfMatch: the merged
+//	    ETag) turns it into a tombstone, then Delete(IfMatch: the
+//	    tombstone's ETag) removes it, both under the shard's lock, checked
+//	    just before. A version rewritten meanwhile fails the IfMatch and
+//	    survives for the next compaction. DHSI writers (WriteInbox) never
+//	    write over a tombstone: they wait for it to go, or delete one that
+//	    outlived its compaction under the shard's lock. So every delete of an
+//	    inbox object races with nothing, and the guarantee holds on stores
+//	    whose conditional delete is not atomic with a concurrent put
+//	    (versitygw v1.8.0's posix backend checks If-Match, then removes the
+//	    file outside the lock its PutObject takes: measured 4 of 300 racing
+//	    delete/put pairs both acknowledged). Only a conditional put must be
+//	    atomic. A plain S3 client that PUTs without a condition relies on
+//	    the store's conditional delete (AWS S3 and the local store).
+//	    A crash at any point leaves inbox objects or tombstones that the
+//	    next compaction merges again or deletes; merging is idempotent
+//	    (latest updated_at wins, ties broken deterministically).
 //	I4. A malformed inbox object never blocks its shard and is never deleted:
 //	    it is reported (result and domain_errors) and kept.
 //	I5. Listing is paginated by the store; compacting all shards lists the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dhsi/dhsi/store"
 )
@@ -13,15 +14,27 @@ import (
 // re-reads, so it never overwrites blindly.
 const maxInboxRetries = 20
 
+// tombstoneWait is how long a writer waits for a compaction to delete the
+// tombstone it left (normally milliseconds) before clearing it itself under
+// the shard's lock. A variable so tests can shorten it.
+var tombstoneWait = 2 * time.Second
+
 // WriteInbox lands records for one domain in its inbox object, the way DHSI's
 // own writers do: it reads the current object, merges (latest updated_at
 // wins, so an older record arriving late never replaces a newer one), and
 // writes with IfMatch / IfNoneMatch, retrying on a race. A record is
 // acknowledged when WriteInbox returns nil; from then on I3 keeps it.
 //
+// An empty inbox object is a tombstone: a compaction merged the domain's
+// records and is about to delete it (I3). A writer never writes over one
+// (that is what makes the delete safe on stores whose conditional delete is
+// not atomic); it waits until the tombstone is gone, and clears a tombstone
+// that outlived its compaction under the shard's lock, as a compaction would.
+//
 // Any plain S3 client may also PUT an inbox object; such a writer replaces
-// what was there, by its own choice.
-func WriteInbox(ctx context.Context, st store.Store, schemaFields []string, domain string, t Table) error {
+// what was there, by its own choice, and relies on the store's conditional
+// delete being atomic (docs/format/usv.md, "Inbox protocol").
+func (c *Compiler) WriteInbox(ctx context.Context, domain string, t Table) error {
 	if err := ValidateDomain(domain); err != nil {
 		return err
 	}
@@ -29,11 +42,30 @@ func WriteInbox(ctx context.Context, st store.Store, schemaFields []string, doma
 		return fmt.Errorf("inbox record for %s: %w", domain, err)
 	}
 	key := InboxKey(domain)
-	for attempt := 0; attempt < maxInboxRetries; attempt++ {
+	var tombSince time.Time
+	backoff := 5 * time.Millisecond
+	for attempt := 0; attempt < maxInboxRetries; {
 		cond := store.Cond{IfNoneMatch: true}
 		inputs := []Table{t}
-		b, a, err := store.ReadAll(ctx, st, key)
+		b, a, err := store.ReadAll(ctx, c.st, key)
 		switch {
+		case err == nil && len(b) == 0:
+			// a tombstone: wait for its compaction to delete it
+			if tombSince.IsZero() {
+				tombSince = time.Now()
+			}
+			if time.Since(tombSince) >= tombstoneWait {
+				if err := c.clearTombstone(ctx, key, a.ETag); err != nil {
+					return err
+				}
+				tombSince = time.Time{}
+				continue
+			}
+			if err := sleepCtx(ctx, backoff); err != nil {
+				return fmt.Errorf("write inbox %s: %w", key, err)
+			}
+			backoff = min(2*backoff, 200*time.Millisecond)
+			continue
 		case err == nil:
 			cur, perr := ParseTable(b)
 			if perr == nil {
@@ -41,7 +73,7 @@ func WriteInbox(ctx context.Context, st store.Store, schemaFields []string, doma
 			}
 			if perr == nil {
 				inputs = append(inputs, cur)
-			} else if err := quarantine(ctx, st, domain, a.ETag, b); err != nil {
+			} else if err := quarantine(ctx, c.st, domain, a.ETag, b); err != nil {
 				// a malformed object is never dropped silently (I4): it is
 				// copied to quarantine before this write replaces it
 				return err
@@ -51,7 +83,8 @@ func WriteInbox(ctx context.Context, st store.Store, schemaFields []string, doma
 		default:
 			return fmt.Errorf("read inbox %s: %w", key, err)
 		}
-		out, err := Merge(OutputHeader(schemaFields, inputs...), len(schemaFields), inputs...)
+		tombSince = time.Time{}
+		out, err := Merge(OutputHeader(c.cfg.SchemaFields, inputs...), len(c.cfg.SchemaFields), inputs...)
 		if err != nil {
 			return err
 		}
@@ -59,15 +92,59 @@ func WriteInbox(ctx context.Context, st store.Store, schemaFields []string, doma
 		if err := out.Encode(&buf); err != nil {
 			return err
 		}
-		_, err = st.Put(ctx, key, &buf, cond)
+		_, err = c.st.Put(ctx, key, &buf, cond)
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, store.ErrPreconditionFailed) {
 			return fmt.Errorf("write inbox %s: %w", key, err)
 		}
+		attempt++
 	}
 	return fmt.Errorf("write inbox %s: still contended after %d attempts", key, maxInboxRetries)
+}
+
+// clearTombstone deletes a tombstone whose compaction stopped before
+// deleting it. Deleting needs the shard's lock (I3: only one deleter at a
+// time), so it waits while a live compaction holds the lock; that
+// compaction deletes the tombstone itself.
+func (c *Compiler) clearTombstone(ctx context.Context, key string, etag store.ETag) error {
+	domain, _ := DomainOfInboxKey(key)
+	id := c.cfg.Layout.Of(domain)
+	start := time.Now()
+	deadline := start.Add(2*c.cfg.LockTTL + time.Minute)
+	for {
+		lk, held, err := c.acquire(ctx, id)
+		if err != nil {
+			return fmt.Errorf("write inbox %s: clear a tombstone: %w", key, err)
+		}
+		if !held {
+			c.deleteTombstone(ctx, key, etag)
+			c.release(lk)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("write inbox %s: a compaction left a tombstone and shard %s stayed locked for %v; retry later", key, id, time.Since(start).Round(time.Second))
+		}
+		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+			return fmt.Errorf("write inbox %s: %w", key, err)
+		}
+		// the holder may have deleted it meanwhile
+		if a, err := c.st.Head(ctx, key); errors.Is(err, store.ErrNotFound) || (err == nil && (a.Size > 0 || a.ETag != etag)) {
+			return nil
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // QuarantinePrefix holds malformed inbox objects that a writer replaced.

@@ -90,12 +90,12 @@ func benchCompaction(b *testing.B, st store.Store, objects int) {
 			d := fmt.Sprintf("n%d-%07d.example", i, j)
 			byDomain[d] = compiler.Table{Header: compiler.DefaultSchemaFields, Rows: [][]string{{d, "C", "1", "2024-01-01T00:00:00Z"}}}
 		}
-		if _, failed := writeInbox(ctx, st, compiler.DefaultSchemaFields, byDomain, 16, io.Discard); failed > 0 {
-			b.Fatalf("%d inbox writes failed", failed)
-		}
 		c, err := compiler.New(st, compiler.Config{}, nil)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if _, failed := writeInbox(ctx, c, byDomain, 16, io.Discard); failed > 0 {
+			b.Fatalf("%d inbox writes failed", failed)
 		}
 		b.StartTimer()
 		s := time.Now()

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dhsi/dhsi/shard"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -143,6 +147,22 @@ func TestDomainRecordsThroughSQL(t *testing.T) {
 		}
 		if got := one[*int64](t, c, "SELECT scraper_version FROM domains WHERE domain = 'bad.example'"); got != nil {
 			t.Fatalf("an uncastable value must read as NULL, got %d", *got)
+		}
+	})
+
+	t.Run("a tombstone (an empty inbox object) is neither a record nor an error", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(dir, "indexes", "domains", "tomb.example.usv"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(600 * time.Millisecond) // the server's refresh interval is 200ms
+		if got := one[int64](t, c, "SELECT count(*) FROM domains_inbox WHERE domain = 'tomb.example'") + one[int64](t, c, "SELECT count(*) FROM domain_errors WHERE file LIKE '%tomb.example%'"); got != 0 {
+			t.Fatalf("a tombstone shows as %d rows", got)
+		}
+		if _, err := c.Exec(ctx, "CALL compact_shard($1)", shard.Default().Of("tomb.example")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "indexes", "domains", "tomb.example.usv")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("compaction left the tombstone: %v", err)
 		}
 	})
 

@@ -17,7 +17,6 @@ import (
 
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
-	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/usv"
 )
 
@@ -80,8 +79,12 @@ Flags:
 	if err != nil {
 		return err
 	}
+	c, err := compiler.New(st, cfg, log)
+	if err != nil {
+		return err
+	}
 	byDomain, rejected := groupByDomain(tables, stderr)
-	written, failed := writeInbox(ctx, st, cfg.SchemaFields, byDomain, *parallel, stderr)
+	written, failed := writeInbox(ctx, c, byDomain, *parallel, stderr)
 	fmt.Fprintf(stdout, "records %d, domains written %d, rejected %d\n", countRows(tables), written, rejected+failed)
 	if rejected+failed > 0 {
 		return fmt.Errorf("%d records rejected", rejected+failed)
@@ -253,7 +256,7 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 	return out, rejected
 }
 
-func writeInbox(ctx context.Context, st store.Store, schemaFields []string, byDomain map[string]compiler.Table, parallel int, stderr io.Writer) (written, failed int) {
+func writeInbox(ctx context.Context, c *compiler.Compiler, byDomain map[string]compiler.Table, parallel int, stderr io.Writer) (written, failed int) {
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -267,7 +270,7 @@ func writeInbox(ctx context.Context, st store.Store, schemaFields []string, byDo
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := compiler.WriteInbox(ctx, st, schemaFields, domain, t)
+			err := c.WriteInbox(ctx, domain, t)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -273,7 +273,15 @@ func domainProcedures(st store.Store, d *catalog.Domains, log *slog.Logger) udf.
 				row[i] = fields[k]
 			}
 			t.Rows = [][]string{row}
-			if err := compiler.WriteInbox(ctx, st, d.SchemaFields(), domain, t); err != nil {
+			cfg, err := catalog.CompilerConfig(d.Package())
+			if err != nil {
+				return "", err
+			}
+			c, err := compiler.New(st, cfg, log)
+			if err != nil {
+				return "", err
+			}
+			if err := c.WriteInbox(ctx, domain, t); err != nil {
 				return "", err
 			}
 			return compiler.InboxKey(domain), nil
