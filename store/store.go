@@ -47,7 +47,11 @@
 //     semantics). Delete with Cond{IfMatch: e} removes the object only if its
 //     ETag is e; if the object exists with another ETag it returns
 //     ErrPreconditionFailed and changes nothing; if it is missing it returns
-//     ErrNotFound.
+//     ErrNotFound. Callers must not rely on a conditional delete being
+//     atomic with a concurrent put (versitygw v1.8.0's is not): a put landing
+//     between its check and its removal may be lost. Code that deletes
+//     objects others write first fences them with a conditional put
+//     (compiler I3).
 //   - List calls fn for every object whose key starts with prefix, in
 //     ascending byte order of key, paginating internally; an error returned by
 //     fn stops the listing and is returned. Objects put before List starts and
