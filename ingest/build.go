@@ -46,7 +46,6 @@ type Options struct {
 	RowGroupRows   int
 	PostingsShards int    // only for a new index; an existing one keeps its own
 	Keep           int    // versions the manifest lists (default 10)
-	MemoryLimit    string // DuckDB staging memory (default 1GB)
 	Force          bool   // ingest files already ingested into this dataset
 	Progress       func(Progress)
 	Log            *slog.Logger
@@ -145,7 +144,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 
 	version := catalog.NewVersionName(time.Now(), len(base.Versions)+1)
-	lake, err := newLakeWriter(ctx, o.WorkDir, o.MemoryLimit)
+	lake, err := newLakeWriter(o.WorkDir)
 	if err != nil {
 		return sum, err
 	}
@@ -187,14 +186,25 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	sum.Written, sum.Collisions, sum.Files = written, len(collisions), len(lakeFiles)
 
 	// upload the Parquet (immutable, uniquely named: M1) and the rejects
+	// 8 at a time: each put is a round trip (S3) or an fsync (local)
+	upErrs := make([]error, len(lakeFiles))
+	sem := make(chan struct{}, 8)
+	var upWG sync.WaitGroup
 	for i := range lakeFiles {
 		f := &lakeFiles[i]
-		key := fmt.Sprintf("urls/dataset_id=%d/domain_prefix=%s/%s", id, f.Prefix, f.Name)
-		if err := putFile(ctx, o.Store, key, f.LocalPath); err != nil {
-			return sum, err
-		}
-		f.Key = key
+		f.Key = fmt.Sprintf("urls/dataset_id=%d/domain_prefix=%s/%s", id, f.Prefix, f.Name)
 		sum.Bytes += f.Bytes
+		upWG.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer upWG.Done()
+			defer func() { <-sem }()
+			upErrs[i] = putFile(ctx, o.Store, f.Key, f.LocalPath)
+		}()
+	}
+	upWG.Wait()
+	if err := errors.Join(upErrs...); err != nil {
+		return sum, err
 	}
 	sum.RejectsKey = "ingest/" + version + "/rejects-" + o.Dataset + ".tsv"
 	if err := putFile(ctx, o.Store, sum.RejectsKey, sum.RejectsFile); err != nil {
@@ -654,12 +664,11 @@ func pslMode(n *urlnorm.Normalizer) string {
 }
 
 // normBatch is the unit of work between the reader, the normalizers and the
-// appender.
+// spill writer.
 const normBatch = 4096
 
 type normRow struct {
 	domain, prefix, url, raw string
-	id                       uint64
 	ts                       time.Time
 }
 
@@ -669,9 +678,9 @@ type normResult struct {
 }
 
 // readAll reads every input and stages its URLs. Normalization (the costly
-// step) runs on every core; reading and DuckDB's appender stay on one
-// goroutine each, since neither is safe to share. Rows arrive at the
-// appender in any order: the lake is deduplicated and sorted afterwards.
+// step) runs on every core; reading and the lake's spill writer stay on one
+// goroutine each, since neither is safe to share. Rows arrive in any order:
+// the lake is deduplicated and sorted afterwards.
 func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, layout shard.Layout, sum *Summary, reject func(Reject)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -697,7 +706,7 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 						res.rejects = append(res.rejects, Reject{Source: rec.Source, Raw: truncate(rec.URL, 2000), Reason: reason, Detail: err.Error()})
 						continue
 					}
-					res.rows = append(res.rows, normRow{domain: u.Domain, prefix: layout.Of(u.Domain), url: u.Normalized, raw: rec.URL, id: urlnorm.URLID(rec.URL), ts: rec.TS})
+					res.rows = append(res.rows, normRow{domain: u.Domain, prefix: layout.Of(u.Domain), url: u.Normalized, raw: rec.URL, ts: rec.TS})
 				}
 				select {
 				case results <- res:
@@ -709,7 +718,7 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 	}
 	go func() { wg.Wait(); close(results) }()
 
-	// the appender: the only goroutine touching lake and the counters
+	// the spill writer: the only goroutine touching lake and the counters
 	var appendErr error
 	appended := make(chan struct{})
 	var mu sync.Mutex // guards sum's counters and reject() against the reader's own rejects
@@ -727,7 +736,7 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 			read, norm := sum.Read, sum.Normalized
 			mu.Unlock()
 			for _, r := range res.rows {
-				if err := lake.add(r.domain, r.prefix, r.id, r.url, r.raw, r.ts); err != nil {
+				if err := lake.add(r.domain, r.prefix, r.url, r.raw, r.ts); err != nil {
 					appendErr = err
 					cancel()
 					break

@@ -11,4 +11,4 @@
 // same store, and never opens the server's DuckDB file.
 package ingest
 
-import _ "github.com/duckdb/duckdb-go/v2" // the in-process DuckDB for Parquet
+import _ "github.com/duckdb/duckdb-go/v2" // DuckDB reads Parquet inputs (inputs.go)

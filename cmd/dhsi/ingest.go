@@ -27,7 +27,6 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		workDir   = fs.String("work-dir", "", "local scratch directory (default: a temporary directory)")
 		rowGroups = fs.Int("row-group-rows", ingest.DefaultRowGroupRows, "rows per Parquet row group")
 		shards    = fs.Int("postings-shards", ingest.DefaultPostingsShards, "postings shards of a new index (an existing index keeps its own)")
-		memory    = fs.String("memory-limit", "1GB", "DuckDB memory for staging (larger batches spill to the work directory)")
 		keep      = fs.Int("keep", 10, "index versions the manifest lists")
 		force     = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
 		quiet     = fs.Bool("quiet", false, "no progress on a terminal")
@@ -71,7 +70,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	opts := ingest.Options{
 		Store: st, Dataset: *dataset, Source: *source, Files: fs.Args(), Format: ingest.Format(*format),
 		Normalizer: norm, WorkDir: *workDir, RowGroupRows: *rowGroups, PostingsShards: *shards,
-		Keep: *keep, MemoryLimit: *memory, Force: *force, Log: log,
+		Keep: *keep, Force: *force, Log: log,
 	}
 	if !*quiet && isTerminal(stderr) {
 		start := time.Now()
