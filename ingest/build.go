@@ -44,9 +44,9 @@ type Options struct {
 	Normalizer     *urlnorm.Normalizer
 	WorkDir        string // local scratch (default: a temp dir, removed after)
 	RowGroupRows   int
-	PostingsShards int    // only for a new index; an existing one keeps its own
-	Keep           int    // versions the manifest lists (default 10)
-	Force          bool   // ingest files already ingested into this dataset
+	PostingsShards int  // only for a new index; an existing one keeps its own
+	Keep           int  // versions the manifest lists (default 10)
+	Force          bool // ingest files already ingested into this dataset
 	Progress       func(Progress)
 	Log            *slog.Logger
 }
