@@ -10,25 +10,29 @@ import (
 // FuzzDecodePayload: arbitrary payload bytes never panic, and whatever
 // decodes re-encodes to the same bytes (the encoding is canonical).
 func FuzzDecodePayload(f *testing.F) {
-	f.Add(appendPayload(nil, 1, 2, Spans{{1, 0, 5}, {1, 1, 6}, {4, 0, 7}}), uint64(18))
-	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 1}, uint64(1))
-	f.Fuzz(func(t *testing.T, p []byte, count uint64) {
+	f.Add(appendPayload(nil, 1, []keySpans{{2, Spans{{1, 0, 5}, {1, 1, 6}, {4, 0, 7}}}, {5, Spans{{3, 2, 1}}}}))
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 1, 1, 0, 0})
+	f.Fuzz(func(t *testing.T, p []byte) {
 		if len(p) >= 4 { // give the CRC a chance to match
-			binary.LittleEndian.PutUint32(p, payloadCRC(1, 2, p[4:]))
+			binary.LittleEndian.PutUint32(p, payloadCRC(1, p[4:]))
 		}
-		spans, err := decodePayload(p, 1, 2, count)
+		es, err := decodePayload(p, 1)
 		if err != nil {
 			return
 		}
-		if got := appendPayload(nil, 1, 2, spans); !bytes.Equal(got, p) {
-			t.Fatalf("decoded %v re-encodes to %x, not %x", spans, got, p)
+		keys := make([]keySpans, len(es))
+		for i, e := range es {
+			keys[i] = keySpans{e.DatasetID, e.spans}
+			if checkSpans(e.spans) != nil || e.spans.Rows() != e.URLCount || (i > 0 && es[i-1].DatasetID >= e.DatasetID) {
+				t.Fatalf("decoded %+v breaks P1/P3/P4", es)
+			}
+			w, skip := e.spans.Window(e.URLCount/2, e.URLCount/3+1)
+			if len(w) > 0 && skip >= uint64(w[0].Rows) {
+				t.Fatalf("Window skip %d past its first span %v", skip, w[0])
+			}
 		}
-		if checkSpans(spans) != nil || spans.Rows() != count {
-			t.Fatalf("decoded spans %v break P3/P4", spans)
-		}
-		w, skip := spans.Window(count/2, count/3+1)
-		if len(w) > 0 && skip >= uint64(w[0].Rows) {
-			t.Fatalf("Window skip %d past its first span %v", skip, w[0])
+		if got := appendPayload(nil, 1, keys); !bytes.Equal(got, p) {
+			t.Fatalf("decoded %+v re-encodes to %x, not %x", es, got, p)
 		}
 	})
 }
@@ -37,7 +41,7 @@ func FuzzDecodePayload(f *testing.F) {
 func FuzzOpen(f *testing.F) {
 	s := writeShard(f, corpus(10), 3, false)
 	f.Add(s.idx, s.dat)
-	f.Add([]byte("PDX1"), []byte{})
+	f.Add([]byte("PDX2"), []byte{})
 	f.Fuzz(func(t *testing.T, idx, dat []byte) {
 		for _, load := range []bool{false, true} {
 			r, err := OpenWith(bytes.NewReader(idx), int64(len(idx)), bytes.NewReader(dat), int64(len(dat)), Options{LoadIndex: load})

@@ -1,22 +1,23 @@
 // Package postings owns the postings of one index version: for each
 // (domain_id, dataset_id) pair, the spans of (parquet file, row group, rows)
 // that hold its URLs, and the exact URL count. Postings are sharded by
-// ShardOf; each shard is a pair of files, postings.idx (fixed-size entries
-// for binary search) and postings.dat (the payloads). The layout is in
-// docs/format/postings.md.
+// ShardOf; each shard is a pair of files, postings.idx (one fixed-size entry
+// per domain, for binary search) and postings.dat (one payload per domain:
+// its datasets, counts and spans). The layout is in docs/format/postings.md.
 //
 // Invariants, relied on by Reader and Merge:
 //
-//	P1. Entries are strictly increasing by (domain_id, dataset_id), so one
-//	    domain's entries are contiguous and a key appears at most once.
+//	P1. Entries are strictly increasing by domain_id, and a payload's
+//	    datasets strictly increasing by dataset_id: a key (domain_id,
+//	    dataset_id) appears at most once and one domain's keys are together.
 //	P2. Payloads are contiguous in entry order: the first starts at 0, each
 //	    starts where the previous ended, the last ends at dat_size.
-//	P3. A payload's spans are strictly increasing by (file_id, row_group):
+//	P3. One key's spans are strictly increasing by (file_id, row_group):
 //	    the order URLs are served in. Every span has rows >= 1.
-//	P4. url_count == the sum of the payload's rows.
+//	P4. A key's url_count == the sum of its spans' rows.
 //	P5. Every idx block of `stride` entries and every payload carries a
-//	    CRC-32C; a payload's CRC also covers its key, so a payload read
-//	    through the wrong entry fails its check instead of answering.
+//	    CRC-32C; a payload's CRC also covers its domain_id, so a payload
+//	    read through the wrong entry fails its check instead of answering.
 //
 // A *Reader is immutable and safe for concurrent use.
 package postings
@@ -32,12 +33,12 @@ import (
 
 // Format constants; see docs/format/postings.md.
 const (
-	Magic         = "PDX1"
-	Version       = 1
+	Magic         = "PDX2"
+	Version       = 2
 	headerSize    = 40
-	entrySize     = 32
-	sparseSize    = 16 // domain_id u64, dataset_id u32, block CRC-32C u32
-	minPayload    = 8  // CRC, span count, one 3-byte span
+	entrySize     = 20 // domain_id u64, payload_offset u64, payload_len u32
+	sparseSize    = 12 // domain_id u64, block CRC-32C u32
+	minPayload    = 9  // CRC, dataset count, one dataset of one 3-byte span
 	DefaultStride = 256
 	maxStride     = 1 << 16
 	maxEntries    = 1 << 40
@@ -117,13 +118,14 @@ func (s Spans) Window(offset, limit uint64) (w Spans, skip uint64) {
 	return s[i:j], offset - start
 }
 
-// Entry is one idx entry: a key, where its payload is, and its URL count.
+// Entry is one key's postings as a reader returns them: the key, its exact
+// URL count and (for Payload) its spans, already checked against the
+// payload's CRC.
 type Entry struct {
-	DomainID      uint64
-	DatasetID     uint32
-	PayloadOffset uint64
-	PayloadLen    uint32
-	URLCount      uint64
+	DomainID  uint64
+	DatasetID uint32
+	URLCount  uint64
+	spans     Spans
 }
 
 func compareKey(d1 uint64, s1 uint32, d2 uint64, s2 uint32) int {
@@ -140,29 +142,26 @@ func spanLess(a, b Span) int {
 	return cmp.Compare(a.RowGroup, b.RowGroup)
 }
 
-func putEntry(b []byte, e Entry) {
+// idxEntry is one postings.idx entry: a domain and where its payload is.
+type idxEntry struct {
+	DomainID      uint64
+	PayloadOffset uint64
+	PayloadLen    uint32
+}
+
+func putEntry(b []byte, e idxEntry) {
 	le := binary.LittleEndian
 	le.PutUint64(b[0:], e.DomainID)
-	le.PutUint32(b[8:], e.DatasetID)
-	le.PutUint64(b[12:], e.PayloadOffset)
-	le.PutUint32(b[20:], e.PayloadLen)
-	le.PutUint64(b[24:], e.URLCount)
+	le.PutUint64(b[8:], e.PayloadOffset)
+	le.PutUint32(b[16:], e.PayloadLen)
 }
 
-func getEntry(b []byte) Entry {
+func getEntry(b []byte) idxEntry {
 	le := binary.LittleEndian
-	return Entry{
-		DomainID:      le.Uint64(b[0:]),
-		DatasetID:     le.Uint32(b[8:]),
-		PayloadOffset: le.Uint64(b[12:]),
-		PayloadLen:    le.Uint32(b[20:]),
-		URLCount:      le.Uint64(b[24:]),
-	}
+	return idxEntry{DomainID: le.Uint64(b[0:]), PayloadOffset: le.Uint64(b[8:]), PayloadLen: le.Uint32(b[16:])}
 }
 
-func entryKey(b []byte) (uint64, uint32) {
-	return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint32(b[8:])
-}
+func entryKey(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
 // checkSpans enforces P3 on writer input.
 func checkSpans(spans []Span) error {
@@ -181,95 +180,148 @@ func checkSpans(spans []Span) error {
 	return nil
 }
 
-// appendPayload appends the payload of key: a CRC-32C of key and body,
-// then the body: uvarint span count, then per span uvarint file_id delta,
-// uvarint row_group (a delta minus one within the same file, absolute in a
-// new file) and uvarint rows. Deltas keep the common case at 3 bytes a
-// span; spans must satisfy P3.
-func appendPayload(dst []byte, domainID uint64, datasetID uint32, spans []Span) []byte {
+// keySpans is one dataset of a domain payload.
+type keySpans struct {
+	datasetID uint32
+	spans     Spans
+}
+
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// appendPayload appends a domain's payload: a CRC-32C of domain_id and
+// body, then the body — uvarint dataset count, then per dataset (P1 order)
+// uvarint dataset_id delta (absolute for the first, else id − previous − 1),
+// uvarint url_count, uvarint span count, and the spans: zigzag file_id
+// delta from the previous span of the payload, uvarint row_group (delta
+// minus one after a span of the same key in the same file, else absolute),
+// and uvarint rows, omitted when the key has one span (it is url_count).
+func appendPayload(dst []byte, domainID uint64, keys []keySpans) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	dst = binary.AppendUvarint(dst, uint64(len(spans)))
-	var pf, pr uint32
-	for i, s := range spans {
-		if i == 0 || s.FileID != pf {
-			dst = binary.AppendUvarint(dst, uint64(s.FileID-pf))
-			dst = binary.AppendUvarint(dst, uint64(s.RowGroup))
+	dst = binary.AppendUvarint(dst, uint64(len(keys)))
+	var prevDS uint32
+	var prevFile int64
+	for k, ks := range keys {
+		if k == 0 {
+			dst = binary.AppendUvarint(dst, uint64(ks.datasetID))
 		} else {
-			dst = binary.AppendUvarint(dst, 0)
-			dst = binary.AppendUvarint(dst, uint64(s.RowGroup-pr-1))
+			dst = binary.AppendUvarint(dst, uint64(ks.datasetID-prevDS-1))
 		}
-		dst = binary.AppendUvarint(dst, uint64(s.Rows))
-		pf, pr = s.FileID, s.RowGroup
+		prevDS = ks.datasetID
+		dst = binary.AppendUvarint(dst, ks.spans.Rows())
+		dst = binary.AppendUvarint(dst, uint64(len(ks.spans)))
+		for i, sp := range ks.spans {
+			dst = binary.AppendUvarint(dst, zigzag(int64(sp.FileID)-prevFile))
+			if i > 0 && sp.FileID == ks.spans[i-1].FileID {
+				dst = binary.AppendUvarint(dst, uint64(sp.RowGroup-ks.spans[i-1].RowGroup-1))
+			} else {
+				dst = binary.AppendUvarint(dst, uint64(sp.RowGroup))
+			}
+			if len(ks.spans) > 1 {
+				dst = binary.AppendUvarint(dst, uint64(sp.Rows))
+			}
+			prevFile = int64(sp.FileID)
+		}
 	}
-	binary.LittleEndian.PutUint32(dst[start:], payloadCRC(domainID, datasetID, dst[start+4:]))
+	binary.LittleEndian.PutUint32(dst[start:], payloadCRC(domainID, dst[start+4:]))
 	return dst
 }
 
-func payloadCRC(domainID uint64, datasetID uint32, body []byte) uint32 {
-	var k [12]byte
+func payloadCRC(domainID uint64, body []byte) uint32 {
+	var k [8]byte
 	binary.LittleEndian.PutUint64(k[:], domainID)
-	binary.LittleEndian.PutUint32(k[8:], datasetID)
 	return binio.CRCUpdate(binio.CRC(k[:]), body)
 }
 
-// decodePayload checks a payload's CRC against its key and decodes it,
-// enforcing P3 and P4.
-func decodePayload(p []byte, domainID uint64, datasetID uint32, urlCount uint64) (Spans, error) {
+// decodePayload checks a payload's CRC against its domain and decodes it,
+// enforcing P1 (datasets), P3 and P4.
+func decodePayload(p []byte, domainID uint64) ([]Entry, error) {
 	if len(p) < minPayload {
 		return nil, corruptf("payload of %d bytes is too short", len(p))
 	}
-	if got, want := payloadCRC(domainID, datasetID, p[4:]), binary.LittleEndian.Uint32(p); got != want {
+	if got, want := payloadCRC(domainID, p[4:]), binary.LittleEndian.Uint32(p); got != want {
 		return nil, corruptf("payload checksum %08x, want %08x", got, want)
 	}
 	body := p[4:]
-	next := func() (uint32, bool) {
+	next := func(limit uint64) (uint64, bool) {
 		v, n := binary.Uvarint(body)
 		// Reject overlong varints (a zero final byte) so every payload has
 		// exactly one encoding.
-		if n <= 0 || v > 1<<32-1 || n > 1 && body[n-1] == 0 {
+		if n <= 0 || v > limit || n > 1 && body[n-1] == 0 {
 			return 0, false
 		}
 		body = body[n:]
-		return uint32(v), true
+		return v, true
 	}
-	count, ok := next()
-	// Each span takes at least 3 bytes, which bounds the allocation.
-	if !ok || count == 0 || uint64(count)*3 > uint64(len(body)) {
-		return nil, corruptf("bad span count")
+	const u32 = 1<<32 - 1
+	count, ok := next(u32)
+	// Each dataset takes at least 5 bytes, which bounds the allocation.
+	if !ok || count == 0 || count*5 > uint64(len(body)) {
+		return nil, corruptf("bad dataset count")
 	}
-	spans := make(Spans, count)
-	var sum uint64
-	for i := range spans {
-		fd, ok1 := next()
-		rg, ok2 := next()
-		rows, ok3 := next()
-		if !ok1 || !ok2 || !ok3 || rows == 0 {
-			return nil, corruptf("span %d is malformed", i)
+	out := make([]Entry, count)
+	var prevFile int64
+	for k := range out {
+		dsField, ok1 := next(u32)
+		urlCount, ok2 := next(1<<63 - 1)
+		nSpans, ok3 := next(u32)
+		// each span takes at least 2 bytes
+		if !ok1 || !ok2 || !ok3 || urlCount == 0 || nSpans == 0 || nSpans*2 > uint64(len(body)) {
+			return nil, corruptf("dataset %d is malformed", k)
 		}
-		s := Span{FileID: fd, RowGroup: rg, Rows: rows}
-		if i > 0 {
-			prev := spans[i-1]
-			if fd == 0 {
-				if uint64(prev.RowGroup)+uint64(rg)+1 > 1<<32-1 {
-					return nil, corruptf("span %d row group overflows", i)
-				}
-				s.FileID, s.RowGroup = prev.FileID, prev.RowGroup+rg+1
-			} else {
-				if uint64(prev.FileID)+uint64(fd) > 1<<32-1 {
-					return nil, corruptf("span %d file id overflows", i)
-				}
-				s.FileID = prev.FileID + fd
+		ds := dsField
+		if k > 0 {
+			ds = uint64(out[k-1].DatasetID) + dsField + 1
+			if ds > u32 {
+				return nil, corruptf("dataset %d id overflows", k)
 			}
 		}
-		spans[i] = s
-		sum += uint64(rows)
+		spans := make(Spans, nSpans)
+		var sum uint64
+		for i := range spans {
+			fz, ok1 := next(1<<64 - 1)
+			rg, ok2 := next(u32)
+			if !ok1 || !ok2 {
+				return nil, corruptf("dataset %d span %d is malformed", k, i)
+			}
+			fid := prevFile + unzigzag(fz)
+			if fid < 0 || fid > u32 {
+				return nil, corruptf("dataset %d span %d file id out of range", k, i)
+			}
+			rows := urlCount
+			if nSpans > 1 {
+				r, ok := next(u32)
+				if !ok || r == 0 {
+					return nil, corruptf("dataset %d span %d rows", k, i)
+				}
+				rows = r
+			} else if rows > u32 {
+				return nil, corruptf("dataset %d: %d rows in one span", k, rows)
+			}
+			s := Span{FileID: uint32(fid), RowGroup: uint32(rg), Rows: uint32(rows)}
+			if i > 0 {
+				prev := spans[i-1]
+				if s.FileID == prev.FileID {
+					if uint64(prev.RowGroup)+rg+1 > u32 {
+						return nil, corruptf("dataset %d span %d row group overflows", k, i)
+					}
+					s.RowGroup = prev.RowGroup + uint32(rg) + 1
+				} else if s.FileID < prev.FileID {
+					return nil, corruptf("dataset %d span %d is out of order", k, i)
+				}
+			}
+			spans[i] = s
+			sum += rows
+			prevFile = fid
+		}
+		if sum != urlCount {
+			return nil, corruptf("dataset %d: spans hold %d rows, url_count is %d", k, sum, urlCount)
+		}
+		out[k] = Entry{DomainID: domainID, DatasetID: uint32(ds), URLCount: urlCount, spans: spans}
 	}
 	if len(body) != 0 {
-		return nil, corruptf("%d bytes after the last span", len(body))
+		return nil, corruptf("%d bytes after the last dataset", len(body))
 	}
-	if sum != urlCount {
-		return nil, corruptf("spans hold %d rows, url_count is %d", sum, urlCount)
-	}
-	return spans, nil
+	return out, nil
 }

@@ -105,26 +105,29 @@ func TestWindow(t *testing.T) {
 
 func TestPayloadRoundTrip(t *testing.T) {
 	cases := []struct {
-		name  string
-		spans Spans
+		name string
+		keys []keySpans
 	}{
-		{"one span in file zero row group zero", Spans{{0, 0, 1}}},
-		{"consecutive row groups of one file", Spans{{5, 0, 100}, {5, 1, 100}, {5, 2, 3}}},
-		{"row groups with gaps across files", Spans{{5, 7, 1}, {5, 9, 2}, {9, 0, 3}, {70000, 3, 4}}},
-		{"the largest values of every field", Spans{{0, 1<<32 - 2, 1<<32 - 1}, {0, 1<<32 - 1, 1}, {1<<32 - 1, 1<<32 - 1, 1<<32 - 1}}},
+		{"one span in file zero row group zero", []keySpans{{0, Spans{{0, 0, 1}}}}},
+		{"consecutive row groups of one file", []keySpans{{4, Spans{{5, 0, 100}, {5, 1, 100}, {5, 2, 3}}}}},
+		{"row groups with gaps across files", []keySpans{{4, Spans{{5, 7, 1}, {5, 9, 2}, {9, 0, 3}, {70000, 3, 4}}}}},
+		{"datasets whose files go down", []keySpans{{1, Spans{{900, 0, 2}}}, {2, Spans{{3, 1, 1}, {3, 2, 5}}}, {1<<32 - 1, Spans{{0, 0, 1}}}}},
+		{"the largest values of every field", []keySpans{{4, Spans{{0, 1<<32 - 2, 1<<32 - 1}, {0, 1<<32 - 1, 1}, {1<<32 - 1, 1<<32 - 1, 1<<32 - 1}}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := appendPayload(nil, 3, 4, c.spans)
-			got, err := decodePayload(p, 3, 4, c.spans.Rows())
-			if err != nil || !slices.Equal(got, c.spans) {
-				t.Fatalf("decode = %v, %v; want %v", got, err, c.spans)
+			p := appendPayload(nil, 3, c.keys)
+			got, err := decodePayload(p, 3)
+			if err != nil || len(got) != len(c.keys) {
+				t.Fatalf("decode = %+v, %v; want %+v", got, err, c.keys)
 			}
-			if _, err := decodePayload(p, 3, 5, c.spans.Rows()); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("payload read under another key: err = %v, want ErrCorrupt", err)
+			for i, k := range c.keys {
+				if got[i].DatasetID != k.datasetID || got[i].URLCount != k.spans.Rows() || !slices.Equal(got[i].spans, k.spans) {
+					t.Fatalf("key %d = %+v, want %+v", i, got[i], k)
+				}
 			}
-			if _, err := decodePayload(p, 3, 4, c.spans.Rows()+1); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("payload with a wrong url_count: err = %v, want ErrCorrupt", err)
+			if _, err := decodePayload(p, 4); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("payload read under another domain: err = %v, want ErrCorrupt", err)
 			}
 		})
 	}
@@ -196,8 +199,22 @@ func TestRoundTrip(t *testing.T) {
 
 func checkShard(t *testing.T, r *Reader, ps []posting) {
 	t.Helper()
-	if r.Len() != uint64(len(ps)) {
-		t.Fatalf("Len = %d, want %d", r.Len(), len(ps))
+	domains := map[uint64]bool{}
+	for _, p := range ps {
+		domains[p.d] = true
+	}
+	if r.Len() != uint64(len(domains)) {
+		t.Fatalf("Len = %d domains, want %d", r.Len(), len(domains))
+	}
+	n := 0
+	for _, err := range r.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != len(ps) {
+		t.Fatalf("All yields %d keys, want %d", n, len(ps))
 	}
 	byDomain := map[uint64][]posting{}
 	for _, p := range ps {
@@ -287,8 +304,8 @@ func TestOpenRejects(t *testing.T) {
 		edit func(s shard) shard
 		want error
 	}{
-		{"version 2 is rejected as unknown", func(s shard) shard {
-			binary.LittleEndian.PutUint32(s.idx[4:], 2)
+		{"version 3 is rejected as unknown", func(s shard) shard {
+			binary.LittleEndian.PutUint32(s.idx[4:], 3)
 			fixHeader(s.idx)
 			return s
 		}, ErrVersion},
@@ -299,6 +316,7 @@ func TestOpenRejects(t *testing.T) {
 			fixHeader(s.idx)
 			return s
 		}, ErrCorrupt},
+		{"a version 1 shard asks for a rebuild", func(s shard) shard { copy(s.idx, "PDX1"); return s }, ErrVersion},
 		{"a header bit flip is corrupt", func(s shard) shard { s.idx[9] ^= 1; return s }, ErrCorrupt},
 	}
 	for _, c := range cases {

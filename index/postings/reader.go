@@ -14,20 +14,20 @@ import (
 
 // Options tune Open.
 type Options struct {
-	// LoadIndex reads all idx entries on Open (32 bytes a key) and checks
-	// P1, P2 and every block CRC, so Lookup and DatasetsOf make no ReadAt.
+	// LoadIndex reads all idx entries on Open (20 bytes a domain) and checks
+	// P1, P2 and every block CRC, so lookups read only the payload.
 	LoadIndex bool
 }
 
 // Reader reads one shard.
 type Reader struct {
 	idx, dat io.ReaderAt
-	n        uint64
+	n        uint64 // domains
 	datSize  uint64
 	stride   uint64
-	sparse   []byte    // one 16-byte key+CRC per block
+	sparse   []byte    // one 12-byte key+CRC per block
 	entries  []byte    // with LoadIndex
-	bufs     sync.Pool // *[]byte block buffers, so lookups do not allocate 8 KiB each
+	bufs     sync.Pool // *[]byte block buffers, so lookups do not allocate 5 KiB each
 }
 
 func readErr(what string, err error) error {
@@ -54,6 +54,9 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 	}
 	le := binary.LittleEndian
 	if string(h[:4]) != Magic {
+		if string(h[:3]) == "PDX" {
+			return nil, fmt.Errorf("%w: magic %q (this reader knows %q; rebuild the index with this version's dhsi ingest)", ErrVersion, h[:4], Magic)
+		}
 		return nil, corruptf("bad magic %q", h[:4])
 	}
 	if v := le.Uint32(h[4:]); v != Version {
@@ -74,7 +77,7 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 		return nil, corruptf("idx is %d bytes, header implies %d", idxSize, headerSize+r.n*entrySize+blocks*sparseSize)
 	}
 	if datSize < 0 || uint64(datSize) != r.datSize || r.datSize < r.n*minPayload {
-		return nil, corruptf("dat is %d bytes, idx header says %d for %d keys", datSize, r.datSize, r.n)
+		return nil, corruptf("dat is %d bytes, idx header says %d for %d domains", datSize, r.datSize, r.n)
 	}
 	sparseOff := int64(headerSize + r.n*entrySize)
 	readFrom := sparseOff
@@ -90,9 +93,7 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 		return nil, corruptf("sparse index checksum %08x, want %08x", got, want)
 	}
 	for b := uint64(1); b < blocks; b++ {
-		d0, s0 := entryKey(r.sparse[(b-1)*sparseSize:])
-		d1, s1 := entryKey(r.sparse[b*sparseSize:])
-		if compareKey(d0, s0, d1, s1) >= 0 {
+		if entryKey(r.sparse[(b-1)*sparseSize:]) >= entryKey(r.sparse[b*sparseSize:]) {
 			return nil, corruptf("sparse key %d is not after key %d", b, b-1)
 		}
 	}
@@ -119,33 +120,33 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 	return r, nil
 }
 
-// Len is the number of keys in the shard.
+// Len is the number of domains in the shard.
 func (r *Reader) Len() uint64 { return r.n }
 
 // checkBlock verifies block b's CRC and that it starts at its sparse key.
 // With full it also checks that keys increase and that every entry points
 // inside dat; lookups skip that because a block whose CRC matches is the
-// block a writer enforcing P1 wrote, and Payload re-checks the one entry
+// block a writer enforcing P1 wrote, and payload() re-checks the one entry
 // it uses. LoadIndex and Verify check everything.
 func (r *Reader) checkBlock(b uint64, blk []byte, full bool) error {
 	s := r.sparse[b*sparseSize:]
-	if got, want := binio.CRC(blk), binary.LittleEndian.Uint32(s[12:]); got != want {
+	if got, want := binio.CRC(blk), binary.LittleEndian.Uint32(s[8:]); got != want {
 		return corruptf("idx block %d checksum %08x, want %08x", b, got, want)
 	}
-	d, ds := entryKey(blk)
-	if sd, sds := entryKey(s); d != sd || ds != sds {
+	if entryKey(blk) != entryKey(s) {
 		return corruptf("idx block %d starts at a key other than its sparse key", b)
 	}
 	if !full {
 		return nil
 	}
+	d := entryKey(blk)
 	for i := 0; i < len(blk)/entrySize; i++ {
 		e := getEntry(blk[i*entrySize:])
-		if i > 0 && compareKey(d, ds, e.DomainID, e.DatasetID) >= 0 {
+		if i > 0 && d >= e.DomainID {
 			return corruptf("idx block %d entry %d is out of order", b, i)
 		}
-		d, ds = e.DomainID, e.DatasetID
-		if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) || e.URLCount == 0 {
+		d = e.DomainID
+		if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) {
 			return corruptf("idx block %d entry %d points outside dat", b, i)
 		}
 	}
@@ -178,101 +179,96 @@ func (r *Reader) withBlock(b uint64, full bool, fn func(blk []byte) error) error
 	return fn(*bp)
 }
 
-// blockOf is the block that would hold key: the last whose first key is
-// <= key, or -1 when key precedes every key.
-func (r *Reader) blockOf(domainID uint64, datasetID uint32) int64 {
+// find returns domainID's idx entry: one ReadAt of one idx block
+// (stride*20 bytes), none with LoadIndex.
+func (r *Reader) find(domainID uint64) (idxEntry, bool, error) {
 	blocks := len(r.sparse) / sparseSize
-	i := sort.Search(blocks, func(i int) bool {
-		d, s := entryKey(r.sparse[i*sparseSize:])
-		return compareKey(d, s, domainID, datasetID) > 0
-	})
-	return int64(i) - 1
-}
-
-// searchBlock returns the index in blk of the first entry >= key.
-func searchBlock(blk []byte, domainID uint64, datasetID uint32) int {
-	return sort.Search(len(blk)/entrySize, func(i int) bool {
-		d, s := entryKey(blk[i*entrySize:])
-		return compareKey(d, s, domainID, datasetID) >= 0
-	})
-}
-
-// Lookup finds the entry of (domainID, datasetID): one ReadAt of one idx
-// block (stride*32 bytes), none with LoadIndex.
-func (r *Reader) Lookup(domainID uint64, datasetID uint32) (Entry, bool, error) {
-	b := r.blockOf(domainID, datasetID)
+	b := sort.Search(blocks, func(i int) bool { return entryKey(r.sparse[i*sparseSize:]) > domainID }) - 1
 	if b < 0 {
-		return Entry{}, false, nil
+		return idxEntry{}, false, nil
 	}
-	var e Entry
+	var e idxEntry
 	found := false
 	err := r.withBlock(uint64(b), false, func(blk []byte) error {
-		i := searchBlock(blk, domainID, datasetID)
+		i := sort.Search(len(blk)/entrySize, func(i int) bool { return entryKey(blk[i*entrySize:]) >= domainID })
 		if i*entrySize < len(blk) {
 			e = getEntry(blk[i*entrySize:])
-			found = e.DomainID == domainID && e.DatasetID == datasetID
+			found = e.DomainID == domainID
 		}
 		return nil
 	})
 	if err != nil || !found {
-		return Entry{}, false, err
+		return idxEntry{}, false, err
 	}
 	return e, true, nil
 }
 
-// DatasetsOf returns the entries of domainID in dataset_id order (they are
-// contiguous, P1): usually one ReadAt, one more per block boundary crossed.
-func (r *Reader) DatasetsOf(domainID uint64) ([]Entry, error) {
-	var out []Entry
-	done := false
-	// Start at the block holding (domainID, 0); the domain may begin in
-	// the next block when its first dataset_id is above 0.
-	for b := max(r.blockOf(domainID, 0), 0); !done && uint64(b) < uint64(len(r.sparse)/sparseSize); b++ {
-		err := r.withBlock(uint64(b), false, func(blk []byte) error {
-			for i := searchBlock(blk, domainID, 0); i*entrySize < len(blk); i++ {
-				e := getEntry(blk[i*entrySize:])
-				if e.DomainID != domainID {
-					done = true
-					return nil
-				}
-				out = append(out, e)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+// payload reads and decodes e's payload with one ReadAt on dat, checking
+// its CRC (which covers the domain, P5) and P1, P3, P4 within it.
+func (r *Reader) payload(e idxEntry) ([]Entry, error) {
+	if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) {
+		return nil, corruptf("payload of domain %d at %d+%d is outside dat", e.DomainID, e.PayloadOffset, e.PayloadLen)
+	}
+	p, err := binio.ReadAt(r.dat, int64(e.PayloadOffset), int(e.PayloadLen))
+	if err != nil {
+		return nil, readErr(fmt.Sprintf("payload of domain %d", e.DomainID), err)
+	}
+	out, err := decodePayload(p, e.DomainID)
+	if err != nil {
+		return nil, fmt.Errorf("payload of domain %d: %w", e.DomainID, err)
 	}
 	return out, nil
 }
 
-// Payload reads e's spans with one ReadAt on dat, checking the payload CRC
-// (which covers e's key, P5) and that the rows add up to e.URLCount (P4).
-func (r *Reader) Payload(e Entry) (Spans, error) {
-	if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) {
-		return nil, corruptf("payload of (%d, %d) at %d+%d is outside dat", e.DomainID, e.DatasetID, e.PayloadOffset, e.PayloadLen)
+// DatasetsOf returns the keys of domainID in dataset_id order (P1), with
+// their URL counts and spans: one idx block read (none with LoadIndex) and
+// one payload read.
+func (r *Reader) DatasetsOf(domainID uint64) ([]Entry, error) {
+	e, ok, err := r.find(domainID)
+	if err != nil || !ok {
+		return nil, err
 	}
-	p, err := binio.ReadAt(r.dat, int64(e.PayloadOffset), int(e.PayloadLen))
-	if err != nil {
-		return nil, readErr(fmt.Sprintf("payload of (%d, %d)", e.DomainID, e.DatasetID), err)
-	}
-	spans, err := decodePayload(p, e.DomainID, e.DatasetID, e.URLCount)
-	if err != nil {
-		return nil, fmt.Errorf("payload of (%d, %d): %w", e.DomainID, e.DatasetID, err)
-	}
-	return spans, nil
+	return r.payload(e)
 }
 
-// All yields every entry in key order, one block per ReadAt. It stops at
-// the first error, which it yields.
+// Lookup finds the key (domainID, datasetID).
+func (r *Reader) Lookup(domainID uint64, datasetID uint32) (Entry, bool, error) {
+	es, err := r.DatasetsOf(domainID)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	i := sort.Search(len(es), func(i int) bool { return es[i].DatasetID >= datasetID })
+	if i < len(es) && es[i].DatasetID == datasetID {
+		return es[i], true, nil
+	}
+	return Entry{}, false, nil
+}
+
+// Payload returns the spans of an entry this reader returned (checked when
+// its payload was read: P3-P5).
+func (r *Reader) Payload(e Entry) (Spans, error) {
+	if len(e.spans) == 0 {
+		return nil, fmt.Errorf("%w: entry (%d, %d) was not returned by a reader", ErrInput, e.DomainID, e.DatasetID)
+	}
+	return e.spans, nil
+}
+
+// All yields every key in key order, one idx block and one payload per
+// ReadAt. It stops at the first error, which it yields.
 func (r *Reader) All() iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
 		stop := errors.New("stop")
 		for b := uint64(0); b < uint64(len(r.sparse)/sparseSize); b++ {
 			err := r.withBlock(b, true, func(blk []byte) error {
 				for i := 0; i*entrySize < len(blk); i++ {
-					if !yield(getEntry(blk[i*entrySize:]), nil) {
-						return stop
+					es, err := r.payload(getEntry(blk[i*entrySize:]))
+					if err != nil {
+						return err
+					}
+					for _, e := range es {
+						if !yield(e, nil) {
+							return stop
+						}
 					}
 				}
 				return nil
@@ -289,27 +285,32 @@ func (r *Reader) All() iter.Seq2[Entry, error] {
 }
 
 // Verify checks the whole shard: every block, P1 across blocks, P2, and
-// every payload (P3-P5). It reads both files once; it is for offline
+// every payload (P1, P3-P5). It reads both files once; it is for offline
 // checks, not the serving path.
 func (r *Reader) Verify() error {
-	var prev Entry
-	next, i := uint64(0), uint64(0)
-	for e, err := range r.All() {
+	next := uint64(0)
+	var prev uint64
+	for b := uint64(0); b < uint64(len(r.sparse)/sparseSize); b++ {
+		err := r.withBlock(b, true, func(blk []byte) error {
+			for i := 0; i*entrySize < len(blk); i++ {
+				e := getEntry(blk[i*entrySize:])
+				if (b > 0 || i > 0) && prev >= e.DomainID {
+					return corruptf("domain entry %d of block %d is out of order", i, b)
+				}
+				if e.PayloadOffset != next {
+					return corruptf("domain %d payload at %d, previous ended at %d", e.DomainID, e.PayloadOffset, next)
+				}
+				if _, err := r.payload(e); err != nil {
+					return err
+				}
+				next += uint64(e.PayloadLen)
+				prev = e.DomainID
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		if i > 0 && compareKey(prev.DomainID, prev.DatasetID, e.DomainID, e.DatasetID) >= 0 {
-			return corruptf("entry %d is out of order", i)
-		}
-		if e.PayloadOffset != next {
-			return corruptf("entry %d payload at %d, previous ended at %d", i, e.PayloadOffset, next)
-		}
-		if _, err := r.Payload(e); err != nil {
-			return err
-		}
-		next += uint64(e.PayloadLen)
-		prev = e
-		i++
 	}
 	if next != r.datSize {
 		return corruptf("payloads end at %d, dat_size is %d", next, r.datSize)

@@ -6,15 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/dhsi/dhsi/index/internal/binio"
 )
 
 // Config tunes a Writer.
 type Config struct {
-	// SparseStride is the number of idx entries per block. The sparse
-	// index holds one 16-byte key+CRC per block and a lookup reads one
-	// block, so the stride trades Open size against bytes per lookup.
+	// SparseStride is the number of idx entries (domains) per block. The
+	// sparse index holds one 12-byte key+CRC per block and a lookup reads
+	// one block, so the stride trades Open size against bytes per lookup.
 	SparseStride uint32
 }
 
@@ -37,21 +38,26 @@ func (c Config) Validate() error {
 // Writer writes one shard's postings.idx and postings.dat from keys in
 // increasing order (P1).
 //
-// Memory: payloads stream to dat; idx entries stream to idx when it is an
-// io.WriterAt (an *os.File is), and are otherwise held in memory (32 bytes
-// a key) until Close, because the header carries the count. The sparse
-// index (16 bytes per stride keys) is held until Close.
+// Memory: one domain's spans are held until the next domain starts; its
+// payload then streams to dat. idx entries stream to idx when it is an
+// io.WriterAt (an *os.File is), and are otherwise held in memory (20 bytes
+// a domain) until Close, because the header carries the count. The sparse
+// index (12 bytes per stride domains) is held until Close.
 type Writer struct {
 	idx      *binio.Sink
 	dat      *bufio.Writer
 	datOff   uint64
 	stride   uint32
-	n        uint64
+	n        uint64 // domains written
 	sparse   []byte
 	blockCRC uint32
-	last     Entry
 	payload  []byte
 	err      error
+
+	// the domain being collected
+	domain  uint64
+	keys    []keySpans
+	started bool
 }
 
 // NewWriter returns a Writer with the default configuration.
@@ -72,41 +78,57 @@ func NewWriterConfig(idx, dat io.Writer, cfg Config) (*Writer, error) {
 	return w, nil
 }
 
-// Add writes the postings of (domainID, datasetID): spans must be non-empty,
-// strictly increasing by (file_id, row_group) with rows >= 1 (P3), and the
-// key must be greater than the previous key (P1). The URL count is the sum
-// of rows. A rejected Add leaves the writer usable; a write error does not.
+// Add records the postings of (domainID, datasetID): spans must be
+// non-empty, strictly increasing by (file_id, row_group) with rows >= 1
+// (P3), and the key must be greater than the previous key (P1). The URL
+// count is the sum of rows. A rejected Add leaves the writer usable; a write
+// error does not.
 func (w *Writer) Add(domainID uint64, datasetID uint32, spans []Span) error {
 	if w.err != nil {
 		return w.err
 	}
-	if w.n > 0 && compareKey(domainID, datasetID, w.last.DomainID, w.last.DatasetID) <= 0 {
-		return fmt.Errorf("%w: key (%d, %d) is not after (%d, %d)", ErrInput,
-			domainID, datasetID, w.last.DomainID, w.last.DatasetID)
+	if w.started {
+		last := w.keys[len(w.keys)-1].datasetID
+		if compareKey(domainID, datasetID, w.domain, last) <= 0 {
+			return fmt.Errorf("%w: key (%d, %d) is not after (%d, %d)", ErrInput, domainID, datasetID, w.domain, last)
+		}
 	}
 	if err := checkSpans(spans); err != nil {
 		return fmt.Errorf("%w: key (%d, %d): %v", ErrInput, domainID, datasetID, err)
 	}
-	if w.n >= maxEntries {
-		return fmt.Errorf("%w: more than %d keys in one shard", ErrInput, uint64(maxEntries))
+	if w.started && domainID != w.domain {
+		if err := w.flushDomain(); err != nil {
+			return err
+		}
 	}
-	w.payload = appendPayload(w.payload[:0], domainID, datasetID, spans)
+	if !w.started || domainID != w.domain {
+		if w.n >= maxEntries {
+			return fmt.Errorf("%w: more than %d domains in one shard", ErrInput, uint64(maxEntries))
+		}
+		w.domain, w.keys, w.started = domainID, w.keys[:0], true
+	}
+	w.keys = append(w.keys, keySpans{datasetID: datasetID, spans: slices.Clone(spans)})
+	return nil
+}
+
+// flushDomain writes the collected domain's payload and idx entry.
+func (w *Writer) flushDomain() error {
+	w.payload = appendPayload(w.payload[:0], w.domain, w.keys)
 	if len(w.payload) > 1<<32-1 {
-		return fmt.Errorf("%w: key (%d, %d): payload of %d bytes", ErrInput, domainID, datasetID, len(w.payload))
+		w.err = fmt.Errorf("%w: domain %d: payload of %d bytes", ErrInput, w.domain, len(w.payload))
+		return w.err
 	}
 	if _, err := w.dat.Write(w.payload); err != nil {
 		w.err = fmt.Errorf("postings: write payload: %w", err)
 		return w.err
 	}
-	e := Entry{DomainID: domainID, DatasetID: datasetID, PayloadOffset: w.datOff,
-		PayloadLen: uint32(len(w.payload)), URLCount: Spans(spans).Rows()}
+	e := idxEntry{DomainID: w.domain, PayloadOffset: w.datOff, PayloadLen: uint32(len(w.payload))}
 	w.datOff += uint64(len(w.payload))
 	var b [entrySize]byte
 	putEntry(b[:], e)
 	if w.n%uint64(w.stride) == 0 {
 		w.closeBlock()
-		w.sparse = binary.LittleEndian.AppendUint64(w.sparse, domainID)
-		w.sparse = binary.LittleEndian.AppendUint32(w.sparse, datasetID)
+		w.sparse = binary.LittleEndian.AppendUint64(w.sparse, w.domain)
 		w.sparse = append(w.sparse, 0, 0, 0, 0) // block CRC, set by closeBlock
 	}
 	w.blockCRC = binio.CRCUpdate(w.blockCRC, b[:])
@@ -115,7 +137,6 @@ func (w *Writer) Add(domainID uint64, datasetID uint32, spans []Span) error {
 		return w.err
 	}
 	w.n++
-	w.last = e
 	return nil
 }
 
@@ -127,11 +148,17 @@ func (w *Writer) closeBlock() {
 	w.blockCRC = 0
 }
 
-// Close writes the sparse index and the header and flushes both files. It
-// does not close idx or dat.
+// Close writes the last domain, the sparse index and the header, and
+// flushes both files. It does not close idx or dat.
 func (w *Writer) Close() error {
 	if w.err != nil {
 		return w.err
+	}
+	if w.started {
+		if err := w.flushDomain(); err != nil {
+			return err
+		}
+		w.started = false
 	}
 	w.closeBlock()
 	if err := w.dat.Flush(); err != nil {
