@@ -9,14 +9,20 @@ import (
 	"time"
 )
 
-func TestLakeWriter(t *testing.T) {
-	ctx := context.Background()
+// testLake returns a lake writer over a temporary work directory.
+func testLake(t *testing.T) (*lakeWriter, string) {
 	dir := t.TempDir()
 	w, err := newLakeWriter(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.close()
+	t.Cleanup(w.close)
+	return w, dir
+}
+
+func TestLakeWriter(t *testing.T) {
+	ctx := context.Background()
+	w, dir := testLake(t)
 	ts := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	// 3 domains in two prefixes; big.example spans several row groups and
 	// arrives in reverse order
@@ -86,12 +92,7 @@ func TestLakeWriterReportsForcedCollisions(t *testing.T) {
 	defer func(f func(string) uint64) { urlIDOf = f }(urlIDOf)
 	urlIDOf = func(s string) uint64 { return uint64(len(s)) } // every URL of one length collides
 	ctx := context.Background()
-	dir := t.TempDir()
-	w, err := newLakeWriter(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.close()
+	w, dir := testLake(t)
 	w.add("a.example", "aa", "https://a.example/1", "https://a.example/1", time.Time{})
 	w.add("b.example", "bb", "https://b.example/2", "https://b.example/2", time.Time{})
 	w.add("b.example", "bb", "https://b.example/2", "https://b.example/2", time.Time{}) // same URL: not a collision
