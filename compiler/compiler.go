@@ -327,7 +327,9 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	// each is first replaced by a tombstone with Put(IfMatch: the merged
 	// ETag), which is atomic with concurrent puts on every store, and the
 	// tombstone is then deleted. No DHSI writer writes over a tombstone, so
-	// the delete has nothing to race with even where it is not atomic.
+	// the delete has nothing to race with even where it is not atomic. A
+	// store whose conditional delete is atomic (store.AtomicDeleter) gets
+	// one Delete(IfMatch: the merged ETag) instead.
 	res.Status, res.BytesWritten, res.RecordsAfter = StatusCompacted, n, len(out.Rows)
 	deleted := make([]bool, len(used))
 	if !c.stillHeld(ctx, lk) {
@@ -336,13 +338,24 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		res.InboxKept = len(used)
 		return res, nil
 	}
+	atomic := false
+	if ad, ok := c.st.(store.AtomicDeleter); ok {
+		atomic = ad.AtomicConditionalDelete() // no fence needed: one conditional delete
+	}
 	forEach(len(used), c.cfg.Parallel, func(i int) {
 		m := used[i]
-		a, err := c.st.Put(ctx, m.key, bytes.NewReader(nil), store.Cond{IfMatch: m.etag})
+		var err error
+		if atomic {
+			err = c.st.Delete(ctx, m.key, store.Cond{IfMatch: m.etag})
+		} else {
+			var a store.Attrs
+			if a, err = c.st.Put(ctx, m.key, bytes.NewReader(nil), store.Cond{IfMatch: m.etag}); err == nil {
+				c.deleteTombstone(ctx, m.key, a.ETag)
+			}
+		}
 		switch {
 		case err == nil:
 			deleted[i] = true
-			c.deleteTombstone(ctx, m.key, a.ETag)
 		case errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrNotFound):
 			// rewritten (or removed) since we read it: kept for next time
 		default:

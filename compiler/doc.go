@@ -33,7 +33,9 @@
 //	    (versitygw v1.8.0's posix backend checks If-Match, then removes the
 //	    file outside the lock its PutObject takes: measured 4 of 300 racing
 //	    delete/put pairs both acknowledged). Only a conditional put must be
-//	    atomic. A plain S3 client that PUTs without a condition relies on
+//	    atomic. On a store that promises an atomic conditional delete
+//	    (store.AtomicDeleter: the local directory) the merged version is
+//	    deleted directly with Delete(IfMatch: the merged ETag). A plain S3 client that PUTs without a condition relies on
 //	    the store's conditional delete (AWS S3 and the local store).
 //	    A crash at any point leaves inbox objects or tombstones that the
 //	    next compaction merges again or deletes; merging is idempotent

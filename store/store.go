@@ -51,7 +51,7 @@
 //     atomic with a concurrent put (versitygw v1.8.0's is not): a put landing
 //     between its check and its removal may be lost. Code that deletes
 //     objects others write first fences them with a conditional put
-//     (compiler I3).
+//     (compiler I3), unless the store implements AtomicDeleter.
 //   - List calls fn for every object whose key starts with prefix, in
 //     ascending byte order of key, paginating internally; an error returned by
 //     fn stops the listing and is returned. Objects put before List starts and
@@ -186,4 +186,12 @@ func (r ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return r.r.Read(p)
+}
+
+// AtomicDeleter is implemented by stores whose Delete with Cond{IfMatch} is
+// atomic with a concurrent Put of the same key (the local-directory store:
+// one flock covers both). Callers may then skip fencing a delete with a
+// conditional put. A store that cannot promise it does not implement it.
+type AtomicDeleter interface {
+	AtomicConditionalDelete() bool
 }

@@ -307,6 +307,10 @@ func nestError(err error) error {
 	return err
 }
 
+// AtomicConditionalDelete reports that a conditional Delete is atomic with
+// a concurrent Put (both hold the key's flock): store.AtomicDeleter.
+func (s *Store) AtomicConditionalDelete() bool { return true }
+
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, key string, cond store.Cond) error {
 	p, err := s.path(key)
