@@ -16,6 +16,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/tableschema"
@@ -362,33 +363,25 @@ func (d *Domains) fetch(ctx context.Context, keys []string) ([]loadedObject, err
 	if err != nil {
 		return nil, err
 	}
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
 	var firstErr error
 	var mu sync.Mutex
-	for i, k := range keys {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			b, a, err := store.ReadAll(ctx, d.st, k)
-			if errors.Is(err, store.ErrNotFound) {
-				out[i] = loadedObject{key: k} // gone since the listing: no rows
-				return
+	parallel.ForEach(len(keys), 8, func(i int) {
+		k := keys[i]
+		b, a, err := store.ReadAll(ctx, d.st, k)
+		if errors.Is(err, store.ErrNotFound) {
+			out[i] = loadedObject{key: k} // gone since the listing: no rows
+			return
+		}
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = fmt.Errorf("read %s: %w", k, err)
 			}
-			if err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = fmt.Errorf("read %s: %w", k, err)
-				}
-				mu.Unlock()
-				return
-			}
-			out[i] = d.parse(k, a.ETag, b, sch)
-		}()
-	}
-	wg.Wait()
+			mu.Unlock()
+			return
+		}
+		out[i] = d.parse(k, a.ETag, b, sch)
+	})
 	return out, firstErr
 }
 

@@ -12,9 +12,9 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 )
@@ -182,7 +182,7 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 	errs := make([]error, len(ids))
 	// shards are independent (each has its own lock and ETag), so a few run
 	// at once; each compaction has its own request parallelism too
-	forEach(len(ids), max(1, c.cfg.Parallel/4), func(i int) {
+	parallel.ForEach(len(ids), max(1, c.cfg.Parallel/4), func(i int) {
 		results[i], errs[i] = c.compact(ctx, ids[i], pending[ids[i]])
 	})
 	var out []Result
@@ -253,7 +253,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		err  error // I/O
 	}
 	got := make([]fetched, len(inbox))
-	forEach(len(inbox), c.cfg.Parallel, func(i int) {
+	parallel.ForEach(len(inbox), c.cfg.Parallel, func(i int) {
 		a := inbox[i]
 		b, ia, err := store.ReadAll(ctx, c.st, a.Key)
 		switch {
@@ -297,7 +297,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		if len(tombs) == 0 || res.Status == StatusConflict || !c.stillHeld(ctx, lk) {
 			return
 		}
-		forEach(len(tombs), c.cfg.Parallel, func(i int) {
+		parallel.ForEach(len(tombs), c.cfg.Parallel, func(i int) {
 			c.deleteTombstone(ctx, tombs[i].key, tombs[i].etag)
 		})
 	}()
@@ -342,7 +342,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	if ad, ok := c.st.(store.AtomicDeleter); ok {
 		atomic = ad.AtomicConditionalDelete() // no fence needed: one conditional delete
 	}
-	forEach(len(used), c.cfg.Parallel, func(i int) {
+	parallel.ForEach(len(used), c.cfg.Parallel, func(i int) {
 		m := used[i]
 		var err error
 		if atomic {
@@ -491,23 +491,4 @@ func (c *Compiler) release(lk lock) {
 	if err != nil && !errors.Is(err, store.ErrPreconditionFailed) && !errors.Is(err, store.ErrNotFound) {
 		c.log.Warn("release lock", "key", lk.key, "err", err)
 	}
-}
-
-// forEach calls fn(0..n-1), at most parallel at a time, and waits.
-func forEach(n, parallel int, fn func(i int)) {
-	if parallel < 1 {
-		parallel = 1
-	}
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
 }

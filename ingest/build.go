@@ -26,6 +26,7 @@ import (
 	"github.com/dhsi/dhsi/index/dtdr"
 	"github.com/dhsi/dhsi/index/files"
 	"github.com/dhsi/dhsi/index/postings"
+	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/urlnorm"
@@ -188,21 +189,14 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	// upload the Parquet (immutable, uniquely named: M1) and the rejects
 	// 8 at a time: each put is a round trip (S3) or an fsync (local)
 	upErrs := make([]error, len(lakeFiles))
-	sem := make(chan struct{}, 8)
-	var upWG sync.WaitGroup
 	for i := range lakeFiles {
 		f := &lakeFiles[i]
 		f.Key = fmt.Sprintf("urls/dataset_id=%d/domain_prefix=%s/%s", id, f.Prefix, f.Name)
 		sum.Bytes += f.Bytes
-		upWG.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer upWG.Done()
-			defer func() { <-sem }()
-			upErrs[i] = putFile(ctx, o.Store, f.Key, f.LocalPath)
-		}()
 	}
-	upWG.Wait()
+	parallel.ForEach(len(lakeFiles), 8, func(i int) {
+		upErrs[i] = putFile(ctx, o.Store, lakeFiles[i].Key, lakeFiles[i].LocalPath)
+	})
 	if err := errors.Join(upErrs...); err != nil {
 		return sum, err
 	}

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -22,6 +21,7 @@ import (
 	pqfile "github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/urlnorm"
 )
 
@@ -177,28 +177,14 @@ func (w *lakeWriter) finish(ctx context.Context, outDir, filePrefix string, rowG
 	files := make([]lakeFile, len(prefixes))
 	ids := make([][]uint64, len(prefixes)) // url_ids per file, sorted
 	errs := make([]error, len(prefixes))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if ctx.Err() != nil {
-					errs[i] = ctx.Err()
-					continue
-				}
-				p := prefixes[i]
-				dir := filepath.Join(outDir, "domain_prefix="+p)
-				files[i], ids[i], errs[i] = w.writePrefix(w.buckets[p], dir, filePrefix+".parquet", p, rowGroupRows)
-			}
-		}()
-	}
-	for i := range prefixes {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.ForEach(len(prefixes), runtime.GOMAXPROCS(0), func(i int) {
+		if errs[i] = ctx.Err(); errs[i] != nil {
+			return
+		}
+		p := prefixes[i]
+		dir := filepath.Join(outDir, "domain_prefix="+p)
+		files[i], ids[i], errs[i] = w.writePrefix(w.buckets[p], dir, filePrefix+".parquet", p, rowGroupRows)
+	})
 	var written int64
 	for i, err := range errs {
 		if err != nil {

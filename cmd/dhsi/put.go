@@ -17,6 +17,7 @@ import (
 
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/usv"
 )
 
@@ -256,31 +257,24 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 	return out, rejected
 }
 
-func writeInbox(ctx context.Context, c *compiler.Compiler, byDomain map[string]compiler.Table, parallel int, stderr io.Writer) (written, failed int) {
-	if parallel < 1 {
-		parallel = 1
+func writeInbox(ctx context.Context, c *compiler.Compiler, byDomain map[string]compiler.Table, parallelism int, stderr io.Writer) (written, failed int) {
+	keys := make([]string, 0, len(byDomain))
+	for key := range byDomain {
+		keys = append(keys, key)
 	}
 	var mu sync.Mutex
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for key, t := range byDomain {
-		domain, _, _ := strings.Cut(key, "\x00")
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			err := c.WriteInbox(ctx, domain, t)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: %v\n", domain, err)
-				failed += len(t.Rows)
-				return
-			}
-			written++
-		}()
-	}
-	wg.Wait()
+	parallel.ForEach(len(keys), parallelism, func(i int) {
+		t := byDomain[keys[i]]
+		domain, _, _ := strings.Cut(keys[i], "\x00")
+		err := c.WriteInbox(ctx, domain, t)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", domain, err)
+			failed += len(t.Rows)
+			return
+		}
+		written++
+	})
 	return written, failed
 }

@@ -245,14 +245,17 @@ func portOf(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 // domainProcedures wires CALL compact_shard / compact_all / inbox_put to the
 // store, with the schema the server loaded.
 func domainProcedures(st store.Store, d *catalog.Domains, log *slog.Logger) udf.Procedures {
+	// one way to make a compiler for every procedure: schema and layout
+	// from the package the server holds at the time of the call
+	newCompiler := func() (*compiler.Compiler, error) {
+		cfg, err := catalog.CompilerConfig(d.Package())
+		if err != nil {
+			return nil, err
+		}
+		return compiler.New(st, cfg, log)
+	}
 	return udf.Procedures{
-		Compiler: func() (*compiler.Compiler, error) {
-			cfg, err := catalog.CompilerConfig(d.Package())
-			if err != nil {
-				return nil, err
-			}
-			return compiler.New(st, cfg, log)
-		},
+		Compiler: newCompiler,
 		PutInbox: func(ctx context.Context, domain string, fields map[string]string) (string, error) {
 			if _, ok := fields[compiler.DomainField]; !ok {
 				fields[compiler.DomainField] = domain
@@ -273,11 +276,7 @@ func domainProcedures(st store.Store, d *catalog.Domains, log *slog.Logger) udf.
 				row[i] = fields[k]
 			}
 			t.Rows = [][]string{row}
-			cfg, err := catalog.CompilerConfig(d.Package())
-			if err != nil {
-				return "", err
-			}
-			c, err := compiler.New(st, cfg, log)
+			c, err := newCompiler()
 			if err != nil {
 				return "", err
 			}
