@@ -14,12 +14,13 @@ import (
 )
 
 // NativeFunction is a table function the server answers itself, without
-// DuckDB, when a statement is exactly "SELECT * FROM name(arg, ...)" with
-// literal or $n arguments: the hot path of a prepared lookup, which DuckDB
-// would otherwise prepare, bind and plan on every execution. Any other use
-// of the function (a projection, a join, a WHERE) goes through DuckDB's
-// table function of the same name — which must call the same Run, so the
-// two paths answer alike.
+// DuckDB, when a statement is exactly "SELECT * FROM name(arg, ...)" or
+// "SELECT col [AS alias], ... FROM name(arg, ...)" with literal or $n
+// arguments: the hot path of a prepared lookup, which DuckDB would otherwise
+// prepare, bind and plan on every execution. Any other use of the function
+// (an expression, a join, a WHERE) goes through DuckDB's table function of
+// the same name — which must call the same Run, so the two paths answer
+// alike.
 type NativeFunction struct {
 	Args    []duckdb.Type // argument types (VARCHAR, INTEGER, BIGINT)
 	Columns []NativeColumn
@@ -38,6 +39,14 @@ type NativeColumn struct {
 type nativeCall struct {
 	fn   NativeFunction
 	args []nativeArg
+	// proj lists the result columns: indexes into fn.Columns and the names
+	// they are sent under (nil: every column, as declared)
+	proj []projected
+}
+
+type projected struct {
+	col  int
+	name string
 }
 
 type nativeArg struct {
@@ -45,17 +54,31 @@ type nativeArg struct {
 	value any // the literal, converted to the argument type
 }
 
-// matchNative recognises SELECT * FROM name(args) [LIMIT-free, exactly].
+// matchNative recognises SELECT {* | col [[AS] alias], ...} FROM name(args),
+// exactly: no expression, WHERE, ORDER BY or LIMIT.
 func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall, error) {
-	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") || toks[1].Text != "*" || !toks[2].Is("FROM") ||
-		toks[3].Kind != pgsql.Ident || toks[4].Text != "(" || toks[len(toks)-1].Text != ")" {
+	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") || toks[len(toks)-1].Text != ")" {
 		return nil, nil
 	}
-	fn, ok := fns[strings.ToLower(toks[3].Text)]
+	from := -1
+	for i, t := range toks {
+		if t.Is("FROM") {
+			from = i
+			break
+		}
+	}
+	if from < 2 || from+3 >= len(toks) || toks[from+1].Kind != pgsql.Ident || toks[from+2].Text != "(" {
+		return nil, nil
+	}
+	fn, ok := fns[strings.ToLower(toks[from+1].Text)]
 	if !ok {
 		return nil, nil
 	}
-	inner := toks[5 : len(toks)-1]
+	proj, ok := matchProjection(toks[1:from], fn.Columns)
+	if !ok {
+		return nil, nil
+	}
+	inner := toks[from+3 : len(toks)-1]
 	var args []nativeArg
 	for i := 0; i < len(inner); i++ {
 		t := inner[i]
@@ -74,7 +97,7 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 			n, _ := strconv.Atoi(t.Text[1:])
 			args = append(args, nativeArg{param: n})
 		case t.Is("NULL"):
-			return nil, pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[3].Text))
+			return nil, pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[from+1].Text))
 		case t.Kind == pgsql.String && strings.HasPrefix(t.Text, "'"):
 			v, err := convertArg(strings.ReplaceAll(t.Text[1:len(t.Text)-1], "''", "'"), fn.Args[pos])
 			if err != nil {
@@ -94,7 +117,63 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 	if len(args) != len(fn.Args) {
 		return nil, nil // let DuckDB report the wrong arity
 	}
-	return &nativeCall{fn: fn, args: args}, nil
+	return &nativeCall{fn: fn, args: args, proj: proj}, nil
+}
+
+// matchProjection matches a select list of "*" or plain column names of
+// cols, each with an optional alias. ok is false for anything else (an
+// expression, an unknown column: DuckDB answers or reports it).
+func matchProjection(list []pgsql.Token, cols []NativeColumn) (proj []projected, ok bool) {
+	if len(list) == 1 && list[0].Text == "*" {
+		return nil, true
+	}
+	for len(list) > 0 {
+		t := list[0]
+		if t.Kind != pgsql.Ident && t.Kind != pgsql.QIdent {
+			return nil, false
+		}
+		col := -1
+		for i, c := range cols {
+			if c.Name == t.IdentName() {
+				col = i
+			}
+		}
+		if col < 0 {
+			return nil, false
+		}
+		p := projected{col: col, name: cols[col].Name}
+		list = list[1:]
+		if len(list) >= 2 && list[0].Is("AS") {
+			list = list[1:]
+		}
+		if len(list) > 0 && list[0].Text != "," {
+			if list[0].Kind != pgsql.QIdent && list[0].Kind != pgsql.Ident {
+				return nil, false
+			}
+			p.name = list[0].IdentName()
+			list = list[1:]
+		}
+		proj = append(proj, p)
+		if len(list) > 0 {
+			if list[0].Text != "," || len(list) == 1 {
+				return nil, false
+			}
+			list = list[1:]
+		}
+	}
+	return proj, len(proj) > 0
+}
+
+// columns returns the call's result columns in the order sent.
+func (c *nativeCall) columns() []projected {
+	if c.proj != nil {
+		return c.proj
+	}
+	all := make([]projected, len(c.fn.Columns))
+	for i, col := range c.fn.Columns {
+		all[i] = projected{col: i, name: col.Name}
+	}
+	return all
 }
 
 // convertArg turns a literal or a bound parameter into the argument type.
@@ -155,12 +234,12 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 			p.paramOIDs[i] = oidText
 		}
 	}
-	for _, c := range p.native.fn.Columns {
-		info, err := duckdb.NewTypeInfo(c.Type)
+	for _, c := range p.native.columns() {
+		info, err := duckdb.NewTypeInfo(p.native.fn.Columns[c.col].Type)
 		if err != nil {
 			return err
 		}
-		p.cols = append(p.cols, column{name: c.Name, typ: colTypeOf(info)})
+		p.cols = append(p.cols, column{name: c.name, typ: colTypeOf(info)})
 	}
 	p.returnsRows = true
 	return nil
@@ -194,6 +273,15 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		done()
 		if err != nil {
 			return err
+		}
+		if proj := p.native.proj; proj != nil {
+			for i, row := range rows {
+				out := make([]any, len(proj))
+				for j, c := range proj {
+					out[j] = row[c.col]
+				}
+				rows[i] = out
+			}
 		}
 		pt.native = rows
 	}
