@@ -235,27 +235,22 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 	}
 	window, skip := spans.Window(uint64(offset), uint64(limit))
 	for _, sp := range window {
-		if int64(len(rows)) >= limit {
+		room := limit - int64(len(rows))
+		if room <= 0 {
 			break
 		}
 		f, ok := s.files[sp.FileID]
 		if !ok {
 			return nil, 0, fmt.Errorf("postings name file %d, which files.tsv lacks", sp.FileID)
 		}
-		got, err := s.x.readRowGroup(ctx, f.Path, int(sp.RowGroup), domain)
+		got, n, err := s.x.readRowGroup(ctx, f.Path, int(sp.RowGroup), domain, int64(skip), room)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s row group %d: %w", f.Path, sp.RowGroup, err)
 		}
-		if uint64(len(got)) != uint64(sp.Rows) {
-			return nil, 0, fmt.Errorf("%s row group %d holds %d rows of %s, the postings say %d", f.Path, sp.RowGroup, len(got), domain, sp.Rows)
+		if uint64(n) != uint64(sp.Rows) {
+			return nil, 0, fmt.Errorf("%s row group %d holds %d rows of %s, the postings say %d", f.Path, sp.RowGroup, n, domain, sp.Rows)
 		}
-		if skip > 0 {
-			got = got[skip:]
-			skip = 0
-		}
-		if room := limit - int64(len(rows)); int64(len(got)) > room {
-			got = got[:room]
-		}
+		skip = 0
 		rows = append(rows, got...)
 	}
 	return rows, e.URLCount, nil
@@ -265,7 +260,7 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 // file: a local file read in place, or byte ranges from the store. Open
 // readers (a parsed footer each) are kept in a bounded cache: parsing the
 // footer again on every page was most of a first page's cost.
-func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain string) ([]URLRow, error) {
+func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain string, skip, want int64) ([]URLRow, int64, error) {
 	fr, err := x.readers.get(key, func() (*pqfile.Reader, error) {
 		if x.local != nil {
 			p, err := x.local(key)
@@ -284,11 +279,11 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain 
 		return pqfile.NewParquetReader(src)
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	return readDomainRows(fr.r, rg, domain)
+	fr.mu.RLock()
+	defer fr.mu.RUnlock()
+	return readDomainRows(fr.r, rg, domain, skip, want)
 }
 
 // readerCache is a bounded LRU of open Parquet readers. Lake files are
@@ -302,7 +297,11 @@ type readerCache struct {
 
 type cachedReader struct {
 	key string
-	mu  sync.Mutex // one query at a time per reader: its source may seek
+	// mu is read-held by every query using r, write-held to close it after
+	// eviction. Queries share r: a reader's sources (a mapped file, the
+	// block cache's ReadAt) and arrow-go's row-group readers keep no
+	// per-read state; only opening one seeks.
+	mu sync.RWMutex
 	r   *pqfile.Reader
 }
 
@@ -344,52 +343,61 @@ func (c *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*cac
 	return cr, nil
 }
 
-// readDomainRows decodes columns domain, url_id, url, raw, ts of one row
-// group and keeps the rows of domain (contiguous: files are sorted by domain).
-func readDomainRows(r *pqfile.Reader, rg int, domain string) ([]URLRow, error) {
+// readDomainRows returns up to want rows (want < 0: all) of domain's rows in
+// row group rg, after skipping the first skip of them, and how many rows the
+// domain has in the group (the caller checks it against the postings).
+//
+// Files are sorted by domain (L1), so the domain's rows are one run: the
+// domain column is scanned in chunks, comparing bytes without allocating,
+// until the run ends; the other columns skip to the first wanted row and
+// decode only the rows returned. A first page of a domain that shares its
+// row group with thousands of others no longer turns every row of the group
+// into Go strings.
+func readDomainRows(r *pqfile.Reader, rg int, domain string, skip, want int64) ([]URLRow, int64, error) {
 	if rg < 0 || rg >= r.NumRowGroups() {
-		return nil, fmt.Errorf("row group %d out of range (file has %d)", rg, r.NumRowGroups())
+		return nil, 0, fmt.Errorf("row group %d out of range (file has %d)", rg, r.NumRowGroups())
 	}
 	schema := r.MetaData().Schema
 	col := func(name string) int { return schema.ColumnIndexByName(name) }
 	g := r.RowGroup(rg)
-	n := g.NumRows()
-	domains, _, err := readStrings(g, col("domain"), n)
+	lo, n, err := findDomainRun(g, col("domain"), domain)
 	if err != nil {
-		return nil, fmt.Errorf("domain column: %w", err)
+		return nil, 0, fmt.Errorf("domain column: %w", err)
 	}
-	var match []int
-	for i, d := range domains {
-		if d == domain {
-			match = append(match, i)
-		}
+	if n == 0 || skip >= n || want == 0 {
+		return nil, n, nil
 	}
-	if len(match) == 0 {
-		return nil, nil
+	first, count := lo+skip, n-skip
+	if want >= 0 && want < count {
+		count = want
 	}
-	urls, _, err := readStrings(g, col("url"), n)
+	urls, _, err := readStrings(g, col("url"), first, count)
 	if err != nil {
-		return nil, fmt.Errorf("url column: %w", err)
+		return nil, n, fmt.Errorf("url column: %w", err)
 	}
-	raws, rawValid, err := readStrings(g, col("raw"), n)
+	raws, rawValid, err := readStrings(g, col("raw"), first, count)
 	if err != nil {
-		return nil, fmt.Errorf("raw column: %w", err)
+		return nil, n, fmt.Errorf("raw column: %w", err)
 	}
 	// url_id is derived (docs/format/lake.md); files that stored it are read
 	// as written
 	var ids []int64
 	if c := col("url_id"); c >= 0 {
-		if ids, _, err = readInt64s(g, c, n); err != nil {
-			return nil, fmt.Errorf("url_id column: %w", err)
+		if ids, _, err = readInt64s(g, c, first, count); err != nil {
+			return nil, n, fmt.Errorf("url_id column: %w", err)
 		}
 	}
-	tss, tsValid, err := readInt64s(g, col("ts"), n)
+	tss, tsValid, err := readInt64s(g, col("ts"), first, count)
 	if err != nil {
-		return nil, fmt.Errorf("ts column: %w", err)
+		return nil, n, fmt.Errorf("ts column: %w", err)
 	}
-	out := make([]URLRow, 0, len(match))
-	for _, i := range match {
-		row := URLRow{URL: urls[i]}
+	if int64(len(urls)) != count {
+		return nil, n, fmt.Errorf("url column ended after %d of %d rows", len(urls), count)
+	}
+	out := make([]URLRow, count)
+	for i := range out {
+		row := &out[i]
+		row.URL = urls[i]
 		if rawValid[i] {
 			row.Raw = raws[i]
 		}
@@ -404,14 +412,62 @@ func readDomainRows(r *pqfile.Reader, rg int, domain string) ([]URLRow, error) {
 		if tsValid[i] {
 			row.TS, row.HasTS = time.UnixMicro(tss[i]).UTC(), true
 		}
-		out = append(out, row)
 	}
-	return out, nil
+	return out, n, nil
 }
 
-func readStrings(g *pqfile.RowGroupReader, c int, n int64) ([]string, []bool, error) {
+// scanChunk is how many domain values are decoded at a time while looking
+// for a domain's run.
+const scanChunk = 1024
+
+var byteArrayPool = sync.Pool{New: func() any { b := make([]parquet.ByteArray, scanChunk); return &b }}
+
+// findDomainRun returns the first row of domain in the row group and the
+// length of its run (0 if absent), reading no further than the run's end.
+func findDomainRun(g *pqfile.RowGroupReader, c int, domain string) (first, n int64, err error) {
 	if c < 0 {
-		return make([]string, n), make([]bool, n), nil
+		return 0, 0, fmt.Errorf("no domain column")
+	}
+	cr, err := g.Column(c)
+	if err != nil {
+		return 0, 0, err
+	}
+	br, ok := cr.(*pqfile.ByteArrayColumnChunkReader)
+	if !ok {
+		return 0, 0, fmt.Errorf("column %d is %T, want byte arrays", c, cr)
+	}
+	bufp := byteArrayPool.Get().(*[]parquet.ByteArray)
+	defer byteArrayPool.Put(bufp)
+	buf := *bufp
+	var row int64
+	first = -1
+	for {
+		// the domain is required: one value per row, no levels to read
+		got, _, err := br.ReadBatch(scanChunk, buf, nil, nil)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, 0, err
+		}
+		for i := 0; i < int(got); i++ {
+			if string(buf[i]) == domain {
+				if first < 0 {
+					first = row + int64(i)
+				}
+				n++
+			} else if first >= 0 {
+				return first, n, nil // the run ended (L1)
+			}
+		}
+		row += got
+		if got < scanChunk || errors.Is(err, io.EOF) {
+			return max(first, 0), n, nil
+		}
+	}
+}
+
+// readStrings decodes rows [first, first+count) of a byte-array column.
+func readStrings(g *pqfile.RowGroupReader, c int, first, count int64) ([]string, []bool, error) {
+	if c < 0 {
+		return make([]string, count), make([]bool, count), nil
 	}
 	cr, err := g.Column(c)
 	if err != nil {
@@ -421,31 +477,18 @@ func readStrings(g *pqfile.RowGroupReader, c int, n int64) ([]string, []bool, er
 	if !ok {
 		return nil, nil, fmt.Errorf("column %d is %T, want byte arrays", c, cr)
 	}
-	vals := make([]parquet.ByteArray, n)
-	defs := make([]int16, n)
-	total, nv, err := br.ReadBatch(n, vals, defs, nil)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, err
-	}
-	out := make([]string, total)
-	valid := make([]bool, total)
-	maxDef := br.Descriptor().MaxDefinitionLevel()
-	vi := 0
-	for i := int64(0); i < total; i++ {
-		if maxDef == 0 || defs[i] == maxDef {
-			if vi < nv {
-				out[i] = string(vals[vi])
-				valid[i] = true
-				vi++
-			}
-		}
-	}
-	return out, valid, nil
+	vals := make([]parquet.ByteArray, count)
+	out := make([]string, count)
+	valid, err := readRange(br, first, count, func(defs []int16) (int64, int, error) {
+		return br.ReadBatch(count, vals, defs, nil)
+	}, func(i, vi int) { out[i] = string(vals[vi]) })
+	return out, valid, err
 }
 
-func readInt64s(g *pqfile.RowGroupReader, c int, n int64) ([]int64, []bool, error) {
+// readInt64s decodes rows [first, first+count) of an INT64 column.
+func readInt64s(g *pqfile.RowGroupReader, c int, first, count int64) ([]int64, []bool, error) {
 	if c < 0 {
-		return make([]int64, n), make([]bool, n), nil
+		return make([]int64, count), make([]bool, count), nil
 	}
 	cr, err := g.Column(c)
 	if err != nil {
@@ -455,26 +498,44 @@ func readInt64s(g *pqfile.RowGroupReader, c int, n int64) ([]int64, []bool, erro
 	if !ok {
 		return nil, nil, fmt.Errorf("column %d is %T, want int64", c, cr)
 	}
-	vals := make([]int64, n)
-	defs := make([]int16, n)
-	total, nv, err := ir.ReadBatch(n, vals, defs, nil)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, err
+	vals := make([]int64, count)
+	out := make([]int64, count)
+	valid, err := readRange(ir, first, count, func(defs []int16) (int64, int, error) {
+		return ir.ReadBatch(count, vals, defs, nil)
+	}, func(i, vi int) { out[i] = vals[vi] })
+	return out, valid, err
+}
+
+// readRange is the part of readStrings and readInt64s that does not depend
+// on the column's type: seek to first, read count levels and values, and
+// spread the (dense) values over the rows whose definition level says they
+// are present.
+func readRange(cr pqfile.ColumnChunkReader, first, count int64, read func(defs []int16) (int64, int, error), set func(row, value int)) ([]bool, error) {
+	if first > 0 {
+		// jumps to the page holding the row through the offset index
+		// (the page index every lake file carries), then skips within it
+		if err := cr.SeekToRow(first); err != nil {
+			return nil, err
+		}
 	}
-	out := make([]int64, total)
-	valid := make([]bool, total)
-	maxDef := ir.Descriptor().MaxDefinitionLevel()
+	defs := make([]int16, count)
+	total, nv, err := read(defs)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	valid := make([]bool, count)
+	maxDef := cr.Descriptor().MaxDefinitionLevel()
 	vi := 0
 	for i := int64(0); i < total; i++ {
 		if maxDef == 0 || defs[i] == maxDef {
 			if vi < nv {
-				out[i] = vals[vi]
+				set(int(i), vi)
 				valid[i] = true
 				vi++
 			}
 		}
 	}
-	return out, valid, nil
+	return valid, nil
 }
 
 // FilePaths lists the store keys of every Parquet file of the version.

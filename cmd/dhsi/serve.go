@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,6 +53,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		noNative    = fs.Bool("no-native", false, "send every query through DuckDB, even the prepared lookups the server can answer from the index itself (for comparison)")
 		httpAddr    = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
 		blockCache  = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
+		pprofAddr   = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
 		refresh     = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
 		users       multiFlag
 	)
@@ -206,6 +208,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go func() { errc <- hs.Serve(ln) }()
 		defer hs.Close()
 		fmt.Fprintf(stdout, "  curl http://%s/v1/domain/example.com\n", ln.Addr())
+	}
+	if *pprofAddr != "" {
+		if host, _, err := net.SplitHostPort(*pprofAddr); err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+			return fmt.Errorf("--pprof %q: give a loopback address (the profiler has no authentication)", *pprofAddr)
+		}
+		ln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		ps := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go ps.Serve(ln)
+		defer ps.Close()
 	}
 	go refreshLoop(ctx, *refresh, log, domains.Refresh, urls.refresh)
 	select {
