@@ -40,6 +40,7 @@ type URLIndex struct {
 	local   func(key string) (string, error)
 	cache   *blockCache
 	readers *readerCache
+	rows    *rowCache
 
 	mu  sync.Mutex // serialises Refresh
 	cur atomic.Pointer[Snapshot]
@@ -54,15 +55,38 @@ type LocalPather interface {
 // for local files, a memory map each: no file descriptor is held). A first
 // page reads one or two files; at 10M URLs in 64 datasets the lake has 16k
 // files, and with 256 readers random traffic reopened a file on most
-// queries (openat, fstat, mmap and a footer parse: a third of a page).
-const maxOpenReaders = 4096
+// queries (openat, fstat, mmap and a footer parse: a third of a page); at
+// 4096, 7% of the server's CPU still went to reopening. A reader of a lake
+// file (4 columns, one row group) holds a few KB of parsed footer.
+const maxOpenReaders = 16384
 
-// OpenURLIndex loads the current version (an empty index is fine).
+// DefaultRowCacheBytes is the memory for decoded URL rows of hot domains
+// (URLIndexOptions.RowCacheBytes).
+const DefaultRowCacheBytes = 128 << 20
+
+// URLIndexOptions configure OpenURLIndexWith.
+type URLIndexOptions struct {
+	// BlockCacheBytes bounds the byte ranges of remote Parquet files kept
+	// in memory (S3 stores).
+	BlockCacheBytes int64
+	// RowCacheBytes bounds the decoded rows of hot domains (0: none).
+	RowCacheBytes int64
+	Log           *slog.Logger
+}
+
+// OpenURLIndex loads the current version (an empty index is fine), with a
+// block cache of cacheBytes and the default row cache.
 func OpenURLIndex(ctx context.Context, st store.Store, cacheBytes int64, log *slog.Logger) (*URLIndex, error) {
+	return OpenURLIndexWith(ctx, st, URLIndexOptions{BlockCacheBytes: cacheBytes, RowCacheBytes: DefaultRowCacheBytes, Log: log})
+}
+
+// OpenURLIndexWith loads the current version (an empty index is fine).
+func OpenURLIndexWith(ctx context.Context, st store.Store, o URLIndexOptions) (*URLIndex, error) {
+	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &URLIndex{st: st, log: log, cache: newBlockCache(cacheBytes), readers: newReaderCache(maxOpenReaders)}
+	x := &URLIndex{st: st, log: log, cache: newBlockCache(o.BlockCacheBytes), readers: newReaderCache(maxOpenReaders), rows: newRowCache(o.RowCacheBytes)}
 	if lp, ok := st.(LocalPather); ok {
 		x.local = lp.LocalPath
 	}
@@ -243,7 +267,7 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 		if !ok {
 			return nil, 0, fmt.Errorf("postings name file %d, which files.tsv lacks", sp.FileID)
 		}
-		got, n, err := s.x.readRowGroup(ctx, f.Path, int(sp.RowGroup), domain, int64(skip), room)
+		got, n, err := s.x.readRowGroup(ctx, f.Path, int(sp.RowGroup), domain, int64(skip), room, int64(sp.Rows))
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s row group %d: %w", f.Path, sp.RowGroup, err)
 		}
@@ -256,11 +280,45 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 	return rows, e.URLCount, nil
 }
 
-// readRowGroup reads the rows of one domain from one row group of a lake
-// file: a local file read in place, or byte ranges from the store. Open
-// readers (a parsed footer each) are kept in a bounded cache: parsing the
-// footer again on every page was most of a first page's cost.
-func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain string, skip, want int64) ([]URLRow, int64, error) {
+// readRowGroup reads up to want rows, after skip, of one domain's rows in
+// one row group of a lake file (runRows of them, per the postings): a local
+// file read in place, or byte ranges from the store. Open readers (a parsed
+// footer each) are kept in a bounded cache: parsing the footer again on
+// every page was most of a first page's cost. Runs of up to maxCachedRun
+// rows are decoded whole and kept in the row cache; longer ones are decoded
+// a page at a time.
+func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain string, skip, want, runRows int64) ([]URLRow, int64, error) {
+	cacheable := x.rows != nil && x.rows.limit > 0 && runRows <= maxCachedRun
+	if cacheable {
+		k := runKey{key, rg, domain}
+		run, ok := x.rows.get(k)
+		if !ok {
+			var n int64
+			var err error
+			if run, n, err = x.readRowGroupDirect(ctx, key, rg, domain, 0, -1); err != nil {
+				return nil, 0, err
+			}
+			if n != int64(len(run)) {
+				return nil, 0, fmt.Errorf("decoded %d of the domain's %d rows", len(run), n)
+			}
+			if n == runRows {
+				x.rows.put(k, run) // only a run that agrees with the postings
+			}
+		}
+		n := int64(len(run))
+		if skip >= n {
+			return nil, n, nil
+		}
+		end := n
+		if want >= 0 && skip+want < n {
+			end = skip + want
+		}
+		return run[skip:end:end], n, nil
+	}
+	return x.readRowGroupDirect(ctx, key, rg, domain, skip, want)
+}
+
+func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, rg int, domain string, skip, want int64) ([]URLRow, int64, error) {
 	fr, err := x.readers.get(key, func() (*pqfile.Reader, error) {
 		if x.local != nil {
 			p, err := x.local(key)

@@ -69,11 +69,22 @@ func testIndexMatchesBruteForce(t *testing.T, ctx context.Context, st store.Stor
 			t.Fatalf("ingest %s: %v", p, err)
 		}
 	}
-	x, err := catalog.OpenURLIndex(ctx, st, 64<<20, nil)
-	if err != nil {
-		t.Fatal(err)
+	// with the row cache (whole runs decoded, pages sliced from them) and
+	// without it (each page decodes only its rows, seeking in the row group)
+	for _, mode := range []struct {
+		rowCache int64
+		page     int64
+	}{{64 << 20, 1000}, {0, 777}} {
+		x, err := catalog.OpenURLIndexWith(ctx, st, catalog.URLIndexOptions{BlockCacheBytes: 64 << 20, RowCacheBytes: mode.rowCache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkIndexAgainst(t, ctx, x.Current(), want, mode.page)
 	}
-	snap := x.Current()
+}
+
+func checkIndexAgainst(t *testing.T, ctx context.Context, snap *catalog.Snapshot, want map[string]map[string]map[string]bool, page int64) {
+	t.Helper()
 	ids := map[string]uint32{}
 	for _, ds := range snap.Datasets.Datasets {
 		ids[ds.Name] = ds.ID
@@ -102,10 +113,10 @@ func testIndexMatchesBruteForce(t *testing.T, ctx context.Context, st store.Stor
 			if len(byDomain[d]) == 0 {
 				continue
 			}
-			// the full listing, in pages of 1000, equals the brute-force set
+			// the full listing, in pages, equals the brute-force set
 			var listed []string
-			for off := int64(0); ; off += 1000 {
-				rows, total, err := snap.DomainURLs(ctx, d, ids[name], off, 1000)
+			for off := int64(0); ; off += page {
+				rows, total, err := snap.DomainURLs(ctx, d, ids[name], off, page)
 				if err != nil {
 					t.Fatalf("domain_urls(%s, %s, %d): %v", d, name, off, err)
 				}
@@ -118,7 +129,7 @@ func testIndexMatchesBruteForce(t *testing.T, ctx context.Context, st store.Stor
 						t.Fatalf("url_id of %s is not the xxh3 of its raw URL", r.URL)
 					}
 				}
-				if len(rows) < 1000 {
+				if int64(len(rows)) < page {
 					break
 				}
 			}
@@ -137,7 +148,7 @@ func testIndexMatchesBruteForce(t *testing.T, ctx context.Context, st store.Stor
 		}
 		checked++
 	}
-	t.Logf("%d domains across %d datasets: domain_datasets and full domain_urls listings (%d URLs) match the brute force", checked, len(want), urls)
+	t.Logf("%d domains across %d datasets: domain_datasets and full domain_urls listings (%d URLs, pages of %d) match the brute force", checked, len(want), urls, page)
 }
 
 // TestIndexMatchesBruteForceOnS3 runs the same proof against a real S3

@@ -24,8 +24,9 @@ type urlService struct {
 	norms map[bool]*urlnorm.Normalizer // by ICANN-only
 }
 
-func newURLService(ctx context.Context, st store.Store, db *sql.DB, cacheBytes int64, log *slog.Logger) (*urlService, error) {
-	x, err := catalog.OpenURLIndex(ctx, st, cacheBytes, log)
+func newURLService(ctx context.Context, st store.Store, db *sql.DB, o catalog.URLIndexOptions) (*urlService, error) {
+	log := o.Log
+	x, err := catalog.OpenURLIndexWith(ctx, st, o)
 	if err != nil {
 		return nil, fmt.Errorf("url index: %w", err)
 	}

@@ -1,0 +1,41 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRowCacheStaysWithinItsLimit(t *testing.T) {
+	run := func(n int) []URLRow {
+		rows := make([]URLRow, n)
+		for i := range rows {
+			rows[i].URL = "https://example.com/" + strings.Repeat("x", 28) // 48 bytes
+		}
+		return rows
+	}
+	c := newRowCache(100 << 10)
+	for i := 0; i < 200; i++ {
+		c.put(runKey{"urls/f.parquet", i, "example.com"}, run(50))
+		if c.bytes > c.limit {
+			t.Fatalf("after %d puts the cache holds %d bytes, over its limit %d", i+1, c.bytes, c.limit)
+		}
+	}
+	if _, ok := c.get(runKey{"urls/f.parquet", 0, "example.com"}); ok {
+		t.Error("the oldest run survived 200 puts into a cache that holds about 16")
+	}
+	if rows, ok := c.get(runKey{"urls/f.parquet", 199, "example.com"}); !ok || len(rows) != 50 {
+		t.Errorf("the newest run: %d rows, %v", len(rows), ok)
+	}
+	// a run larger than the whole cache is not kept, and evicts nothing
+	before := c.lru.Len()
+	c.put(runKey{"urls/g.parquet", 0, "big.example"}, run(5000))
+	if _, ok := c.get(runKey{"urls/g.parquet", 0, "big.example"}); ok || c.lru.Len() != before {
+		t.Errorf("an oversized run was cached (or evicted others): %d -> %d entries", before, c.lru.Len())
+	}
+	// off
+	off := newRowCache(0)
+	off.put(runKey{"a", 0, "b"}, run(1))
+	if _, ok := off.get(runKey{"a", 0, "b"}); ok {
+		t.Error("a zero-size cache kept a run")
+	}
+}
