@@ -360,7 +360,7 @@ type cachedReader struct {
 	// block cache's ReadAt) and arrow-go's row-group readers keep no
 	// per-read state; only opening one seeks.
 	mu sync.RWMutex
-	r   *pqfile.Reader
+	r  *pqfile.Reader
 }
 
 func newReaderCache(limit int) *readerCache {
