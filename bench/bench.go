@@ -109,20 +109,33 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r.URLs, r.corp = corp.URLs, corp
 	o.logf("generated %d URLs over %d domains in %d datasets in %v", corp.URLs, o.Domains, o.Datasets, time.Since(t0).Round(time.Millisecond))
 
-	// 2. build: one `dhsi ingest` child per dataset
-	for d, f := range corp.Files {
-		res, err := runIngest(ctx, o.Bin, storeDir, fmt.Sprintf("ds-%03d", d), f, filepath.Join(work, "ingest-work"))
+	// 2. build: one `dhsi ingest --dataset-per-file` child loads every
+	// dataset but the last as one version; the last is then ingested on its
+	// own, the incremental case (a new dataset into a full index)
+	bulk, last := corp.Files[:len(corp.Files)-1], corp.Files[len(corp.Files)-1:]
+	for i, files := range [][]string{bulk, last} {
+		if len(files) == 0 {
+			continue
+		}
+		name := ""
+		if i == 1 {
+			name = fmt.Sprintf("ds-%03d", len(corp.Files)-1)
+		}
+		res, err := runIngest(ctx, o.Bin, storeDir, name, filepath.Join(work, "ingest-work"), files...)
 		if err != nil {
 			return nil, err
 		}
-		r.DatasetIDs = append(r.DatasetIDs, int32(res.datasetID))
+		for _, id := range res.datasetIDs {
+			r.DatasetIDs = append(r.DatasetIDs, int32(id))
+		}
 		r.BuildWall += res.wall
 		r.BuildRSS = max(r.BuildRSS, res.maxRSS)
-		if d == 0 {
+		if i == 0 {
 			r.BuildFirst = res.wall
+		} else {
+			r.BuildLast = res.wall
 		}
-		r.BuildLast = res.wall
-		o.logf("ingested ds-%03d (id %d) in %v, maxrss %d MiB", d, res.datasetID, res.wall.Round(time.Millisecond), res.maxRSS>>20)
+		o.logf("ingested %d datasets in %v, maxrss %d MiB", len(files), res.wall.Round(time.Millisecond), res.maxRSS>>20)
 	}
 	os.RemoveAll(filepath.Join(work, "ingest-work"))
 	// drop superseded index versions so bytes/URL counts one version

@@ -98,30 +98,40 @@ var idRE = regexp.MustCompile(`dataset "([^"]+)" \(id (\d+)`)
 
 // ingestResult is one `dhsi ingest` child run.
 type ingestResult struct {
-	datasetID int
-	wall      time.Duration
-	maxRSS    int64 // bytes
+	datasetIDs []int // in the order of the files
+	wall       time.Duration
+	maxRSS     int64 // bytes
 }
 
-func runIngest(ctx context.Context, bin, storeDir, dataset, file, workDir string) (ingestResult, error) {
+// runIngest runs one `dhsi ingest` child: of one dataset named dataset, or,
+// with dataset "", of each file as its own dataset (--dataset-per-file).
+func runIngest(ctx context.Context, bin, storeDir, dataset, workDir string, files ...string) (ingestResult, error) {
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "ingest", "--store", storeDir, "--dataset", dataset, "--quiet", "--work-dir", workDir, file)
+	args := []string{"ingest", "--store", storeDir, "--quiet", "--work-dir", workDir}
+	if dataset == "" {
+		args = append(args, "--dataset-per-file")
+	} else {
+		args = append(args, "--dataset", dataset)
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, files...)...)
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	start := time.Now()
 	err := cmd.Run()
 	res := ingestResult{wall: time.Since(start)}
 	if err != nil {
-		return res, fmt.Errorf("dhsi ingest %s: %w\n%s", dataset, err, out.String())
+		return res, fmt.Errorf("dhsi %s: %w\n%s", strings.Join(args, " "), err, out.String())
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.maxRSS = ru.Maxrss << 10 // KiB on Linux
 	}
-	m := idRE.FindStringSubmatch(out.String())
-	if m == nil {
-		return res, fmt.Errorf("dhsi ingest %s: no dataset id in its output:\n%s", dataset, out.String())
+	for _, m := range idRE.FindAllStringSubmatch(out.String(), -1) {
+		id, _ := strconv.Atoi(m[2])
+		res.datasetIDs = append(res.datasetIDs, id)
 	}
-	res.datasetID, _ = strconv.Atoi(m[2])
+	if len(res.datasetIDs) != len(files) {
+		return res, fmt.Errorf("dhsi ingest: %d dataset ids in its output for %d files:\n%s", len(res.datasetIDs), len(files), out.String())
+	}
 	return res, nil
 }
 

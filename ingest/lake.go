@@ -1,7 +1,7 @@
 package ingest
 
 import (
-	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -34,11 +34,14 @@ const DefaultRowGroupRows = 16384
 // lakeWriter turns normalized rows into the lake's Parquet files
 // (docs/format/lake.md).
 //
-// Rows are spilled, as they arrive, to one file per domain_prefix in the
-// work directory; finish then sorts and deduplicates one prefix at a time
-// (one per core) and writes its Parquet. Memory is bounded by the largest
-// prefix (1/256 of a batch on average), not by the batch: a 15M-URL ingest
-// holds ~60k rows at once per worker.
+// Rows are staged, as they arrive, in one buffer per domain_prefix; when
+// the buffers together pass memBudget they are appended to one spill file
+// per prefix in the work directory. finish then sorts and deduplicates one
+// prefix at a time (one per core) and writes its Parquet into memory for
+// the caller to upload. Memory is bounded by memBudget plus the largest
+// prefix (1/256 of a batch on average) per worker, not by the batch; a
+// batch under the budget creates no local file at all (file creation is
+// the dearest syscall on some disks: 0.7 ms here).
 //
 // Invariants of every file written:
 //
@@ -49,24 +52,65 @@ const DefaultRowGroupRows = 16384
 //	L3. Spans (per domain, the row groups holding its rows, with counts)
 //	    are recorded while writing, so postings need no second read.
 type lakeWriter struct {
-	dir     string
-	buckets map[string]*spillFile
-	rows    int64
-	scratch []byte
+	dir       string
+	buckets   map[string]*spillFile
+	rows      int64
+	mem       int64 // bytes staged in the buckets' buffers
+	memBudget int64
+	scratch   []byte
 }
 
+// spillFile is one prefix's staged rows: a buffer, and a file once the
+// buffers have been spilled.
 type spillFile struct {
-	f *os.File
-	w *bufio.Writer
-	n int64
+	prefix string
+	buf    []byte
+	f      *os.File // nil until the first spill
+	n      int64
 }
+
+// defaultStageBudget bounds the rows staged in memory before spilling.
+const defaultStageBudget = 256 << 20
 
 func newLakeWriter(workDir string) (*lakeWriter, error) {
-	dir := filepath.Join(workDir, "spill")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	return &lakeWriter{dir: filepath.Join(workDir, "spill"), buckets: map[string]*spillFile{}, memBudget: defaultStageBudget}, nil
+}
+
+// spill appends every bucket's buffer to its file.
+func (w *lakeWriter) spill() error {
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return err
+	}
+	for p, b := range w.buckets {
+		if len(b.buf) == 0 {
+			continue
+		}
+		if b.f == nil {
+			f, err := os.Create(filepath.Join(w.dir, p+".rows"))
+			if err != nil {
+				return err
+			}
+			b.f = f
+		}
+		if _, err := b.f.Write(b.buf); err != nil {
+			return fmt.Errorf("spill rows: %w", err)
+		}
+		b.buf = nil
+	}
+	w.mem = 0
+	return nil
+}
+
+// load returns the bucket's staged rows, spilled and buffered.
+func (b *spillFile) load() ([]byte, error) {
+	if b.f == nil {
+		return b.buf, nil
+	}
+	data, err := os.ReadFile(b.f.Name())
+	if err != nil {
 		return nil, err
 	}
-	return &lakeWriter{dir: dir, buckets: map[string]*spillFile{}}, nil
+	return append(data, b.buf...), nil
 }
 
 // add stages one URL. raw is stored only when it differs from the
@@ -78,11 +122,7 @@ func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time) e
 		if !validPrefix(prefix) {
 			return fmt.Errorf("domain prefix %q is not two lower-case hex digits", prefix)
 		}
-		f, err := os.Create(filepath.Join(w.dir, prefix+".rows"))
-		if err != nil {
-			return err
-		}
-		b = &spillFile{f: f, w: bufio.NewWriterSize(f, 32<<10)}
+		b = &spillFile{prefix: prefix}
 		w.buckets[prefix] = b
 	}
 	// record: uvarint len(domain) domain, uvarint len(url) url,
@@ -107,8 +147,12 @@ func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time) e
 	w.scratch = s
 	w.rows++
 	b.n++
-	_, err := b.w.Write(s)
-	return err
+	b.buf = append(b.buf, s...)
+	w.mem += int64(len(s))
+	if w.mem > w.memBudget {
+		return w.spill()
+	}
+	return nil
 }
 
 func validPrefix(p string) bool {
@@ -125,7 +169,7 @@ func validPrefix(p string) bool {
 
 // lakeFile is one Parquet file written for the batch.
 type lakeFile struct {
-	LocalPath string
+	Data      []byte // the Parquet file, until emitted
 	Prefix    string // domain_prefix partition
 	Name      string // part-....parquet
 	Key       string // store key once uploaded
@@ -160,17 +204,16 @@ type lakeRow struct {
 }
 
 // finish deduplicates (L2), writes one sorted Parquet file per prefix (L1)
-// and maps every domain to its row groups (L3). It returns the files in
-// prefix order, the url_id collisions, and the rows written.
-func (w *lakeWriter) finish(ctx context.Context, outDir, filePrefix string, rowGroupRows int) ([]lakeFile, []collision, int64, error) {
+// and maps every domain to its row groups (L3). Each file is handed to emit
+// as soon as it is written (emit may block: that bounds the files held in
+// memory); its Data is dropped when emit returns. finish returns the files
+// in prefix order, the url_id collisions, and the rows written.
+func (w *lakeWriter) finish(ctx context.Context, name string, rowGroupRows int, emit func(*lakeFile) error) ([]lakeFile, []collision, int64, error) {
 	if rowGroupRows <= 0 {
 		rowGroupRows = DefaultRowGroupRows
 	}
 	prefixes := make([]string, 0, len(w.buckets))
-	for p, b := range w.buckets {
-		if err := b.w.Flush(); err != nil {
-			return nil, nil, 0, fmt.Errorf("stage rows: %w", err)
-		}
+	for p := range w.buckets {
 		prefixes = append(prefixes, p)
 	}
 	sort.Strings(prefixes)
@@ -182,8 +225,11 @@ func (w *lakeWriter) finish(ctx context.Context, outDir, filePrefix string, rowG
 			return
 		}
 		p := prefixes[i]
-		dir := filepath.Join(outDir, "domain_prefix="+p)
-		files[i], ids[i], errs[i] = w.writePrefix(w.buckets[p], dir, filePrefix+".parquet", p, rowGroupRows)
+		if files[i], ids[i], errs[i] = w.writePrefix(w.buckets[p], name, p, rowGroupRows); errs[i] != nil {
+			return
+		}
+		errs[i] = emit(&files[i])
+		files[i].Data = nil
 	})
 	var written int64
 	for i, err := range errs {
@@ -200,9 +246,9 @@ func (w *lakeWriter) finish(ctx context.Context, outDir, filePrefix string, rowG
 }
 
 // readBucket loads one prefix's staged rows. The returned rows' strings
-// alias buf.
-func readBucket(path string) ([]lakeRow, error) {
-	buf, err := os.ReadFile(path)
+// alias the staged bytes.
+func readBucket(b *spillFile) ([]lakeRow, error) {
+	buf, err := b.load()
 	if err != nil {
 		return nil, err
 	}
@@ -329,9 +375,9 @@ func lakeProps(rowGroupRows int) *parquet.WriterProperties {
 
 // writePrefix sorts, deduplicates and writes one prefix's rows, returning
 // the file and its url_ids, sorted.
-func (w *lakeWriter) writePrefix(b *spillFile, dir, name, prefix string, rowGroupRows int) (lakeFile, []uint64, error) {
+func (w *lakeWriter) writePrefix(b *spillFile, name, prefix string, rowGroupRows int) (lakeFile, []uint64, error) {
 	f := lakeFile{Prefix: prefix, Name: name, Spans: map[string][]groupRows{}}
-	rows, err := readBucket(b.f.Name())
+	rows, err := readBucket(b)
 	if err != nil {
 		return f, nil, err
 	}
@@ -341,15 +387,7 @@ func (w *lakeWriter) writePrefix(b *spillFile, dir, name, prefix string, rowGrou
 		ids[i] = urlIDOf(rawKey(&rows[i]))
 	}
 	slices.Sort(ids)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return f, nil, err
-	}
-	f.LocalPath = filepath.Join(dir, name)
-	out, err := os.Create(f.LocalPath)
-	if err != nil {
-		return f, nil, err
-	}
-	defer out.Close()
+	out := bytes.NewBuffer(make([]byte, 0, 20*len(rows)+4096))
 	pw := pqfile.NewParquetWriter(out, lakeSchema.Root(), pqfile.WithWriterProps(lakeProps(rowGroupRows)))
 	var (
 		domains, urls, raws []parquet.ByteArray
@@ -414,11 +452,8 @@ func (w *lakeWriter) writePrefix(b *spillFile, dir, name, prefix string, rowGrou
 	if err := pw.Close(); err != nil {
 		return f, nil, err
 	}
-	fi, err := os.Stat(f.LocalPath)
-	if err != nil {
-		return f, nil, err
-	}
-	f.Rows, f.Bytes = int64(len(rows)), fi.Size()
+	f.Data = out.Bytes()
+	f.Rows, f.Bytes = int64(len(rows)), int64(out.Len())
 	return f, ids, nil
 }
 
@@ -453,7 +488,7 @@ func (w *lakeWriter) collisions(ids [][]uint64, prefixes []string) ([]collision,
 	}
 	urls := map[uint64][]string{}
 	for _, p := range prefixes {
-		rows, err := readBucket(w.buckets[p].f.Name())
+		rows, err := readBucket(w.buckets[p])
 		if err != nil {
 			return nil, err
 		}
@@ -477,8 +512,10 @@ func (w *lakeWriter) collisions(ids [][]uint64, prefixes []string) ([]collision,
 
 func (w *lakeWriter) close() {
 	for _, b := range w.buckets {
-		b.f.Close()
-		os.Remove(b.f.Name())
+		if b.f != nil {
+			b.f.Close()
+			os.Remove(b.f.Name())
+		}
 	}
 	w.buckets = nil
 }

@@ -4,10 +4,29 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
+
+// writeTo is a finish callback that writes each file under dir the way the
+// store lays it out, recording its path in paths.
+func writeTo(dir string, paths map[string]string) func(*lakeFile) error {
+	var mu sync.Mutex
+	return func(f *lakeFile) error {
+		d := filepath.Join(dir, "domain_prefix="+f.Prefix)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		p := filepath.Join(d, f.Name)
+		mu.Lock()
+		paths[f.Prefix] = p
+		mu.Unlock()
+		return os.WriteFile(p, f.Data, 0o644)
+	}
+}
 
 // testLake returns a lake writer over a temporary work directory.
 func testLake(t *testing.T) (*lakeWriter, string) {
@@ -33,7 +52,8 @@ func TestLakeWriter(t *testing.T) {
 	w.add("small.example", "aa", "https://small.example/", "HTTPS://small.example", ts)
 	w.add("small.example", "aa", "https://small.example/", "https://SMALL.example", ts.Add(time.Hour)) // duplicate: latest ts, first raw
 	w.add("other.example", "bb", "https://other.example/x", "https://other.example/x", time.Time{})
-	files, cols, written, err := w.finish(ctx, filepath.Join(dir, "out"), "part-v1", 2048)
+	paths := map[string]string{}
+	files, cols, written, err := w.finish(ctx, "part-v1.parquet", 2048, writeTo(filepath.Join(dir, "out"), paths))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +103,7 @@ func TestLakeWriter(t *testing.T) {
 		t.Fatalf("merged duplicate: raw %q ts %v", raw, got)
 	}
 	var groups int64
-	if err := db.QueryRow(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata(?)`, aa.LocalPath).Scan(&groups); err != nil || groups != 3 {
+	if err := db.QueryRow(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata(?)`, paths["aa"]).Scan(&groups); err != nil || groups != 3 {
 		t.Fatalf("row groups %d %v", groups, err)
 	}
 }
@@ -97,11 +117,50 @@ func TestLakeWriterReportsForcedCollisions(t *testing.T) {
 	w.add("b.example", "bb", "https://b.example/2", "https://b.example/2", time.Time{})
 	w.add("b.example", "bb", "https://b.example/2", "https://b.example/2", time.Time{}) // same URL: not a collision
 	w.add("c.example", "cc", "https://c.example/long", "https://c.example/long", time.Time{})
-	_, cols, written, err := w.finish(ctx, filepath.Join(dir, "out"), "part-v1", 0)
+	_, cols, written, err := w.finish(ctx, "part-v1.parquet", 0, writeTo(filepath.Join(dir, "out"), map[string]string{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if written != 3 || len(cols) != 1 || cols[0].A != "https://a.example/1" || cols[0].B != "https://b.example/2" {
 		t.Fatalf("written %d, collisions %+v", written, cols)
+	}
+}
+
+// TestLakeWriterSpills stages rows past a tiny memory budget, so they are
+// spilled to files and read back with the rows still buffered: the same
+// Parquet as a batch that never spilled.
+func TestLakeWriterSpills(t *testing.T) {
+	ctx := context.Background()
+	write := func(budget int64) ([]lakeFile, map[string][]byte) {
+		w, _ := testLake(t)
+		w.memBudget = budget
+		for i := 0; i < 3000; i++ {
+			u := fmt.Sprintf("https://d%d.example/p/%d", i%7, i)
+			if err := w.add(fmt.Sprintf("d%d.example", i%7), fmt.Sprintf("%02x", i%3), u, u, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data := map[string][]byte{}
+		var mu sync.Mutex
+		files, _, written, err := w.finish(ctx, "part-v1.parquet", 0, func(f *lakeFile) error {
+			mu.Lock()
+			data[f.Prefix] = append([]byte(nil), f.Data...)
+			mu.Unlock()
+			return nil
+		})
+		if err != nil || written != 3000 {
+			t.Fatalf("budget %d: written %d, %v", budget, written, err)
+		}
+		if budget < 1000 && w.buckets["00"].f == nil {
+			t.Fatalf("budget %d: nothing was spilled", budget)
+		}
+		return files, data
+	}
+	_, inMemory := write(defaultStageBudget)
+	_, spilled := write(500)
+	for p, b := range inMemory {
+		if string(spilled[p]) != string(b) {
+			t.Errorf("prefix %s: the spilled batch wrote different Parquet", p)
+		}
 	}
 }

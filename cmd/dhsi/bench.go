@@ -19,7 +19,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var (
 		urls     = fs.Int("urls", 10_000_000, "URLs to generate")
 		domains  = fs.Int("domains", 200_000, "registered domains")
-		datasets = fs.Int("datasets", 64, "datasets (one dhsi ingest each)")
+		datasets = fs.Int("datasets", 64, "datasets (all but the last loaded by one dhsi ingest --dataset-per-file, the last by its own ingest)")
 		clients  = fs.String("clients", "1,16", "comma-separated client counts")
 		duration = fs.Duration("duration", 10*time.Second, "measurement time per (system, query, client count)")
 		cold     = fs.Int("cold-queries", 300, "distinct-domain queries per cold measurement")

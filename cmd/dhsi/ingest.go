@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/dhsi/dhsi/ingest"
@@ -20,6 +22,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sf.register(fs)
 	var (
 		dataset   = fs.String("dataset", "", "dataset name (created on first ingest; letters, digits, . _ -)")
+		perFile   = fs.Bool("dataset-per-file", false, "each FILE is its own dataset, named after the file without directory and extensions (a/cc-2024.txt.gz: cc-2024); all are published as one version, with one index build")
 		source    = fs.String("source", "", "free-text provenance recorded in the dataset registry")
 		format    = fs.String("format", "", "input format: list, csv, tsv, jsonl, cdx, cdxj, parquet (default: from each file's extension)")
 		pslFile   = fs.String("psl", "", "a public_suffix_list.dat to use instead of the embedded list")
@@ -32,15 +35,22 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		quiet     = fs.Bool("quiet", false, "no progress on a terminal")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: dhsi ingest --dataset NAME [flags] FILE...\n\nNormalizes the URLs in FILEs (plain lists, CSV/TSV with a url column, JSON\nlines, CDX, CDXJ, Parquet; .gz and .zst are read), writes them to the Parquet\nlake and publishes a new index version. It may run while a server serves the\nsame store: the server picks up the new version without a restart. Every line\nthat is not ingested is counted by reason and kept in a rejects file.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: dhsi ingest --dataset NAME [flags] FILE...\n       dhsi ingest --dataset-per-file [flags] FILE...\n\nNormalizes the URLs in FILEs (plain lists, CSV/TSV with a url column, JSON\nlines, CDX, CDXJ, Parquet; .gz and .zst are read), writes them to the Parquet\nlake and publishes a new index version. It may run while a server serves the\nsame store: the server picks up the new version without a restart. Every line\nthat is not ingested is counted by reason and kept in a rejects file.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *dataset == "" || fs.NArg() == 0 {
+	if (*dataset == "") == !*perFile || fs.NArg() == 0 {
 		fs.Usage()
-		return fmt.Errorf("%w: give --dataset and at least one file", errUsage)
+		return fmt.Errorf("%w: give --dataset NAME or --dataset-per-file, and at least one file", errUsage)
+	}
+	batches := []ingest.Batch{{Dataset: *dataset, Source: *source, Files: fs.Args()}}
+	if *perFile {
+		batches = batches[:0]
+		for _, f := range fs.Args() {
+			batches = append(batches, ingest.Batch{Dataset: datasetNameOf(f), Source: *source, Files: []string{f}})
+		}
 	}
 	log, err := newLogger(stderr, "warn")
 	if err != nil {
@@ -79,18 +89,39 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stderr, "\r%-14s %12d read  %12d normalized  %10d rejected  %8.0f/s ", p.Phase, p.Read, p.Normalized, p.Rejected, rate)
 		}
 	}
-	sum, err := ingest.Run(ctx, opts)
+	sums, err := ingest.RunAll(ctx, opts, batches)
 	if opts.Progress != nil {
 		fmt.Fprintln(stderr)
 	}
-	for _, s := range sum.Skipped {
-		fmt.Fprintf(stderr, "skipped %s: already ingested into %s (use --force)\n", s, *dataset)
+	for _, sum := range sums {
+		for _, s := range sum.Skipped {
+			fmt.Fprintf(stderr, "skipped %s: already ingested into %s (use --force)\n", s, sum.Dataset)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	printSummary(stdout, sum)
+	for _, sum := range sums {
+		if sum.Version != "" && sum.Read+int64(sum.Files) > 0 {
+			printSummary(stdout, sum)
+		}
+	}
 	return nil
+}
+
+// datasetNameOf names a dataset after its file: the base name up to the
+// first dot, with characters a dataset name cannot hold replaced by "_".
+func datasetNameOf(path string) string {
+	name := filepath.Base(path)
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		name = name[:i]
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 func printSummary(w io.Writer, s ingest.Summary) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,4 +125,43 @@ func allRows(t *testing.T, c *pgx.Conn, mode pgx.QueryExecMode, sql string, args
 		t.Fatalf("%s: %v", sql, rows.Err())
 	}
 	return out
+}
+
+// TestIngestDatasetPerFile loads several lists as one version, each its own
+// dataset named after its file, and checks the index answers exactly like
+// one ingest per list.
+func TestIngestDatasetPerFile(t *testing.T) {
+	ctx := context.Background()
+	var lists []string
+	for _, n := range []string{"pywb_sample_archive.txt", "ada_userbait.txt", "cdx_toolkit_api_mocks.txt"} {
+		lists = append(lists, filepath.Join("..", "..", "..", "shared", "testdata", "urls", n))
+	}
+	one, each := t.TempDir(), t.TempDir()
+	var out strings.Builder
+	if code := run(ctx, append([]string{"ingest", "--store", one, "--dataset-per-file"}, lists...), &out, io.Discard); code != 0 {
+		t.Fatalf("dhsi ingest --dataset-per-file exit %d", code)
+	}
+	if got := strings.Count(out.String(), "published version"); got != 3 {
+		t.Fatalf("want a summary per dataset, got:\n%s", out.String())
+	}
+	for _, l := range lists {
+		if code := run(ctx, []string{"ingest", "--store", each, "--dataset", datasetNameOf(l), l}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("dhsi ingest %s exit %d", l, code)
+		}
+	}
+	a, b := connect(t, startServe(t, "--store", one)), connect(t, startServe(t, "--store", each))
+	for _, q := range []string{
+		"SELECT dataset_id, dataset, urls, domains, files FROM datasets ORDER BY dataset_id",
+		"SELECT domain, count(*) FROM urls GROUP BY ALL ORDER BY ALL",
+		"SELECT * FROM domain_datasets('iana.org')",
+		"SELECT url FROM domain_urls('iana.org', 1, 0, 1000)",
+	} {
+		if x, y := allRows(t, a, pgx.QueryExecModeSimpleProtocol, q), allRows(t, b, pgx.QueryExecModeSimpleProtocol, q); fmt.Sprint(x) != fmt.Sprint(y) || len(x) == 0 {
+			t.Fatalf("%s:\none version: %v\nper dataset: %v", q, x, y)
+		}
+	}
+	// an already ingested file is skipped, and a run with nothing new fails
+	if code := run(ctx, append([]string{"ingest", "--store", one, "--dataset-per-file"}, lists...), io.Discard, io.Discard); code == 0 {
+		t.Fatal("ingesting the same files again succeeded")
+	}
 }

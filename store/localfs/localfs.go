@@ -15,7 +15,9 @@
 // Every put and delete of a key holds an exclusive flock(2) on that key's
 // lock file while it checks its condition and renames or unlinks, so
 // conditional puts are compare-and-swap across goroutines and across
-// processes sharing the directory. flock does not work on every network file
+// processes sharing the directory. A create-only put (If-None-Match: *)
+// needs no lock: it links the staged file to the key, which link(2) does
+// only if the key does not exist. flock does not work on every network file
 // system; keep the root on a local disk.
 //
 // ETags are the lowercase hex SHA-256 of the content, unquoted. A put
@@ -189,6 +191,26 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, cond store.Con
 		}
 	}()
 
+	if cond.IfNoneMatch {
+		// create-only: link(2) fails if the key exists, atomically, so no
+		// lock is needed. Every locked operation on the key checks
+		// existence before it acts, and a link can only create the key, so
+		// it cannot slip between another operation's check and its rename
+		// or unlink in a way that changes that operation's outcome. This
+		// saves creating and unlinking a lock file: a create-only put is
+		// how every immutable object (Parquet, index parts) is written.
+		if err := s.link(tmp, p); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
+					return store.Attrs{}, fmt.Errorf("localfs: put %q: %w", key, nestError(syscall.EISDIR))
+				}
+				return store.Attrs{}, fmt.Errorf("localfs: put %q: %w", key, store.ErrPreconditionFailed)
+			}
+			return store.Attrs{}, fmt.Errorf("localfs: put %q: %w", key, nestError(err))
+		}
+		return attrs, nil // the deferred Remove drops the staging name
+	}
+
 	l, err := s.lock(ctx, key)
 	if err != nil {
 		return store.Attrs{}, fmt.Errorf("localfs: put %q: %w", key, err)
@@ -261,6 +283,26 @@ func (s *Store) install(tmp, p string) error {
 			return err
 		}
 		err := os.Rename(tmp, p)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			return err
+		}
+	}
+	return syncDir(dir)
+}
+
+// link creates p as a second name of the staged file tmp (failing with
+// fs.ErrExist if p exists) and makes it durable; like install, it retries
+// when a concurrent Delete prunes a parent directory.
+func (s *Store) link(tmp, p string) error {
+	dir := filepath.Dir(p)
+	for attempt := 0; ; attempt++ {
+		if err := s.mkdirs(dir); err != nil {
+			return err
+		}
+		err := os.Link(tmp, p)
 		if err == nil {
 			break
 		}
