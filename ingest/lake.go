@@ -389,6 +389,7 @@ func (w *lakeWriter) writePrefix(b *spillFile, name, prefix string, rowGroupRows
 	slices.Sort(ids)
 	out := bytes.NewBuffer(make([]byte, 0, 20*len(rows)+4096))
 	pw := pqfile.NewParquetWriter(out, lakeSchema.Root(), pqfile.WithWriterProps(lakeProps(rowGroupRows)))
+	var spanKey string
 	var (
 		domains, urls, raws []parquet.ByteArray
 		rawDefs, tsDefs     []int16
@@ -414,15 +415,20 @@ func (w *lakeWriter) writePrefix(b *spillFile, name, prefix string, rowGroupRows
 			} else {
 				tsDefs = append(tsDefs, 0)
 			}
-			// L3: spans as written
+			// L3: spans as written. The key is a copy: r.domain points into
+			// the prefix's staged rows, which the spans outlive (a batch of
+			// many datasets kept every staged byte alive through them).
+			if r.domain != spanKey {
+				spanKey = strings.Clone(r.domain)
+			}
 			rg := uint32(f.RowGroups)
-			sp := f.Spans[r.domain]
+			sp := f.Spans[spanKey]
 			if n := len(sp); n > 0 && sp[n-1].RowGroup == rg {
 				sp[n-1].Rows++
 			} else {
 				sp = append(sp, groupRows{RowGroup: rg, Rows: 1})
 			}
-			f.Spans[r.domain] = sp
+			f.Spans[spanKey] = sp
 		}
 		rgw := pw.AppendRowGroup()
 		if err := writeByteArrays(rgw, domains, nil); err != nil {
