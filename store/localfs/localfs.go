@@ -273,36 +273,24 @@ func (s *Store) stage(ctx context.Context, key string, r io.Reader) (name string
 
 // install renames the staged file tmp to p, creating parent directories,
 // and makes the rename durable.
-func (s *Store) install(tmp, p string) error {
-	dir := filepath.Dir(p)
-	// A concurrent Delete of a sibling key may prune a parent directory
-	// between mkdirs and the rename (it holds another key's lock), so an
-	// ENOENT from the rename is retried a few times.
-	for attempt := 0; ; attempt++ {
-		if err := s.mkdirs(dir); err != nil {
-			return err
-		}
-		err := os.Rename(tmp, p)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
-			return err
-		}
-	}
-	return syncDir(dir)
-}
+func (s *Store) install(tmp, p string) error { return s.place(tmp, p, os.Rename) }
 
 // link creates p as a second name of the staged file tmp (failing with
-// fs.ErrExist if p exists) and makes it durable; like install, it retries
-// when a concurrent Delete prunes a parent directory.
-func (s *Store) link(tmp, p string) error {
+// fs.ErrExist if p exists), creating parent directories, and makes it
+// durable.
+func (s *Store) link(tmp, p string) error { return s.place(tmp, p, os.Link) }
+
+// place gives the staged file tmp the name p with op (rename or link).
+func (s *Store) place(tmp, p string, op func(oldname, newname string) error) error {
 	dir := filepath.Dir(p)
+	// A concurrent Delete of a sibling key may prune a parent directory
+	// between mkdirs and op (it holds another key's lock), so an ENOENT
+	// from op is retried a few times.
 	for attempt := 0; ; attempt++ {
 		if err := s.mkdirs(dir); err != nil {
 			return err
 		}
-		err := os.Link(tmp, p)
+		err := op(tmp, p)
 		if err == nil {
 			break
 		}
