@@ -54,7 +54,6 @@ const DefaultRowGroupRows = 16384
 type lakeWriter struct {
 	dir       string
 	buckets   map[string]*spillFile
-	rows      int64
 	mem       int64 // bytes staged in the buckets' buffers
 	memBudget int64
 	scratch   []byte
@@ -63,17 +62,15 @@ type lakeWriter struct {
 // spillFile is one prefix's staged rows: a buffer, and a file once the
 // buffers have been spilled.
 type spillFile struct {
-	prefix string
-	buf    []byte
-	f      *os.File // nil until the first spill
-	n      int64
+	buf []byte
+	f   *os.File // nil until the first spill
 }
 
 // defaultStageBudget bounds the rows staged in memory before spilling.
 const defaultStageBudget = 256 << 20
 
-func newLakeWriter(workDir string) (*lakeWriter, error) {
-	return &lakeWriter{dir: filepath.Join(workDir, "spill"), buckets: map[string]*spillFile{}, memBudget: defaultStageBudget}, nil
+func newLakeWriter(workDir string) *lakeWriter {
+	return &lakeWriter{dir: filepath.Join(workDir, "spill"), buckets: map[string]*spillFile{}, memBudget: defaultStageBudget}
 }
 
 // spill appends every bucket's buffer to its file.
@@ -122,7 +119,7 @@ func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time) e
 		if !validPrefix(prefix) {
 			return fmt.Errorf("domain prefix %q is not two lower-case hex digits", prefix)
 		}
-		b = &spillFile{prefix: prefix}
+		b = &spillFile{}
 		w.buckets[prefix] = b
 	}
 	// record: uvarint len(domain) domain, uvarint len(url) url,
@@ -145,8 +142,6 @@ func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time) e
 		s = binary.AppendVarint(s, ts.UnixMicro())
 	}
 	w.scratch = s
-	w.rows++
-	b.n++
 	b.buf = append(b.buf, s...)
 	w.mem += int64(len(s))
 	if w.mem > w.memBudget {

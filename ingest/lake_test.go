@@ -31,10 +31,7 @@ func writeTo(dir string, paths map[string]string) func(*lakeFile) error {
 // testLake returns a lake writer over a temporary work directory.
 func testLake(t *testing.T) (*lakeWriter, string) {
 	dir := t.TempDir()
-	w, err := newLakeWriter(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newLakeWriter(dir)
 	t.Cleanup(w.close)
 	return w, dir
 }
