@@ -268,10 +268,7 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 		return staged{}, err
 	}
 	defer os.RemoveAll(work)
-	lake, err := newLakeWriter(work)
-	if err != nil {
-		return staged{}, err
-	}
+	lake := newLakeWriter(work)
 	defer lake.close()
 	rejects, err := os.Create(filepath.Join(o.WorkDir, "rejects-"+o.Dataset+".tsv"))
 	if err != nil {
@@ -673,19 +670,18 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 		sort.Strings(srcDoc.Datasets[k])
 	}
 	srcJSON, _ := json.MarshalIndent(srcDoc, "", "  ")
-	up = newUploader(ctx, o.Store, 5)
-	for _, f := range []struct {
+	finals := []struct {
 		key  string
 		body []byte
 	}{
 		{v.DomainsDict, dictBuf.Bytes()}, {v.D2DRoar, d2dBuf.Bytes()}, {v.FilesTSV, fbuf.Bytes()},
 		{v.DatasetsJSON, dsJSON}, {v.SourcesJSON, srcJSON},
-	} {
-		if err := up.put(f.key, f.body); err != nil {
-			break // wait reports it
-		}
 	}
-	if err := up.wait(); err != nil {
+	putErrs := make([]error, len(finals))
+	parallel.ForEach(len(finals), len(finals), func(i int) {
+		putErrs[i] = putBytes(ctx, o.Store, finals[i].key, finals[i].body)
+	})
+	if err := errors.Join(putErrs...); err != nil {
 		return catalog.Version{}, err
 	}
 	sum.Domains, sum.URLsTotal = uint64(len(merged)), totalURLs
