@@ -274,15 +274,6 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		if err != nil {
 			return err
 		}
-		if proj := p.native.proj; proj != nil {
-			for i, row := range rows {
-				out := make([]any, len(proj))
-				for j, c := range proj {
-					out[j] = row[c.col]
-				}
-				rows[i] = out
-			}
-		}
 		pt.native = rows
 	}
 	pt.resumed = 0
@@ -290,6 +281,8 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 	vals := make([][]byte, len(p.cols))
 	offs := make([]int, len(p.cols)+1)
 	var buf []byte
+	proj := p.native.proj
+	projected := make([]any, len(proj)) // reused: encodeRow copies into buf
 	for pt.nativeNext < len(pt.native) {
 		if maxRows > 0 && pt.resumed >= maxRows {
 			s.send(&pgproto3.PortalSuspended{})
@@ -297,6 +290,12 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		}
 		row := pt.native[pt.nativeNext]
 		pt.nativeNext++
+		if proj != nil {
+			for j, c := range proj {
+				projected[j] = row[c.col]
+			}
+			row = projected
+		}
 		var err error
 		if buf, err = encodeRow(p.cols, pt.formats, row, loc, buf, offs, vals); err != nil {
 			return err
