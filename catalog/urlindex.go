@@ -449,9 +449,6 @@ func readDomainRows(r *pqfile.Reader, rg int, domain string, skip, want int64) (
 	if err != nil {
 		return nil, n, fmt.Errorf("ts column: %w", err)
 	}
-	if int64(len(urls)) != count {
-		return nil, n, fmt.Errorf("url column ended after %d of %d rows", len(urls), count)
-	}
 	out := make([]URLRow, count)
 	for i := range out {
 		row := &out[i]
@@ -524,76 +521,68 @@ func findDomainRun(g *pqfile.RowGroupReader, c int, domain string) (first, n int
 
 // readStrings decodes rows [first, first+count) of a byte-array column.
 func readStrings(g *pqfile.RowGroupReader, c int, first, count int64) ([]string, []bool, error) {
-	if c < 0 {
-		return make([]string, count), make([]bool, count), nil
-	}
-	cr, err := g.Column(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	br, ok := cr.(*pqfile.ByteArrayColumnChunkReader)
-	if !ok {
-		return nil, nil, fmt.Errorf("column %d is %T, want byte arrays", c, cr)
-	}
-	vals := make([]parquet.ByteArray, count)
-	out := make([]string, count)
-	valid, err := readRange(br, first, count, func(defs []int16) (int64, int, error) {
-		return br.ReadBatch(count, vals, defs, nil)
-	}, func(i, vi int) { out[i] = string(vals[vi]) })
-	return out, valid, err
+	return readColumn[parquet.ByteArray, *pqfile.ByteArrayColumnChunkReader](g, c, first, count,
+		func(b parquet.ByteArray) string { return string(b) })
 }
 
 // readInt64s decodes rows [first, first+count) of an INT64 column.
 func readInt64s(g *pqfile.RowGroupReader, c int, first, count int64) ([]int64, []bool, error) {
+	return readColumn[int64, *pqfile.Int64ColumnChunkReader](g, c, first, count, func(v int64) int64 { return v })
+}
+
+// batchReader is a typed column chunk reader of arrow-go (values of T).
+type batchReader[T any] interface {
+	pqfile.ColumnChunkReader
+	ReadBatch(batchSize int64, values []T, defLvls, repLvls []int16) (int64, int, error)
+}
+
+// readColumn decodes rows [first, first+count) of column c, a column of
+// reader type R: it seeks to first, reads count levels and values, and
+// spreads the (dense) values, converted, over the rows whose definition
+// level says they are present. An absent column (c < 0) reads as nulls; a
+// column with fewer rows than asked for is an error.
+func readColumn[T any, R batchReader[T], V any](g *pqfile.RowGroupReader, c int, first, count int64, conv func(T) V) ([]V, []bool, error) {
+	out, valid := make([]V, count), make([]bool, count)
 	if c < 0 {
-		return make([]int64, count), make([]bool, count), nil
+		return out, valid, nil
 	}
 	cr, err := g.Column(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	ir, ok := cr.(*pqfile.Int64ColumnChunkReader)
+	r, ok := cr.(R)
 	if !ok {
-		return nil, nil, fmt.Errorf("column %d is %T, want int64", c, cr)
+		var want R
+		return nil, nil, fmt.Errorf("column %d is %T, want %T", c, cr, want)
 	}
-	vals := make([]int64, count)
-	out := make([]int64, count)
-	valid, err := readRange(ir, first, count, func(defs []int16) (int64, int, error) {
-		return ir.ReadBatch(count, vals, defs, nil)
-	}, func(i, vi int) { out[i] = vals[vi] })
-	return out, valid, err
-}
-
-// readRange is the part of readStrings and readInt64s that does not depend
-// on the column's type: seek to first, read count levels and values, and
-// spread the (dense) values over the rows whose definition level says they
-// are present.
-func readRange(cr pqfile.ColumnChunkReader, first, count int64, read func(defs []int16) (int64, int, error), set func(row, value int)) ([]bool, error) {
 	if first > 0 {
 		// jumps to the page holding the row through the offset index
 		// (the page index every lake file carries), then skips within it
-		if err := cr.SeekToRow(first); err != nil {
-			return nil, err
+		if err := r.SeekToRow(first); err != nil {
+			return nil, nil, err
 		}
 	}
+	vals := make([]T, count)
 	defs := make([]int16, count)
-	total, nv, err := read(defs)
+	total, nv, err := r.ReadBatch(count, vals, defs, nil)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, nil, err
 	}
-	valid := make([]bool, count)
-	maxDef := cr.Descriptor().MaxDefinitionLevel()
+	if total != count {
+		return nil, nil, fmt.Errorf("column %d ended after %d of %d rows", c, total, count)
+	}
+	maxDef := r.Descriptor().MaxDefinitionLevel()
 	vi := 0
 	for i := int64(0); i < total; i++ {
 		if maxDef == 0 || defs[i] == maxDef {
 			if vi < nv {
-				set(int(i), vi)
+				out[i] = conv(vals[vi])
 				valid[i] = true
 				vi++
 			}
 		}
 	}
-	return valid, nil
+	return out, valid, nil
 }
 
 // FilePaths lists the store keys of every Parquet file of the version.
