@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -20,6 +18,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/dhsi/dhsi/internal/netwait"
 )
 
 // proc is a child process the benchmark started; stop ends it (SIGINT,
@@ -176,15 +176,6 @@ func startServe(ctx context.Context, bin, logPath string, env []string, args ...
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startVersityGW starts versitygw (the go.mod tool) on a POSIX directory.
 func startVersityGW(ctx context.Context, dir, key, secret string) (*proc, string, error) {
 	bin := os.Getenv("DHSI_VERSITYGW")
@@ -201,7 +192,7 @@ func startVersityGW(ctx context.Context, dir, key, secret string) (*proc, string
 	}
 	var lastErr error
 	for range 3 {
-		port, err := freePort()
+		port, err := netwait.FreePort()
 		if err != nil {
 			return nil, "", err
 		}
@@ -218,7 +209,7 @@ func startVersityGW(ctx context.Context, dir, key, secret string) (*proc, string
 			return nil, "", err
 		}
 		endpoint := "http://" + addr
-		if err := waitHTTP(endpoint+"/health", p.exited, 30*time.Second); err != nil {
+		if err := netwait.Healthy(endpoint+"/health", p.exited, 30*time.Second); err != nil {
 			p.stop()
 			lastErr = fmt.Errorf("versitygw: %w\n%s", err, tail(p.log))
 			continue
@@ -226,29 +217,6 @@ func startVersityGW(ctx context.Context, dir, key, secret string) (*proc, string
 		return p, endpoint, nil
 	}
 	return nil, "", lastErr
-}
-
-func waitHTTP(url string, exited <-chan struct{}, timeout time.Duration) error {
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = errors.New(resp.Status)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not healthy after %v: %w", timeout, err)
-		}
-		select {
-		case <-exited:
-			return errors.New("exited during startup")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // pgCluster is a throwaway PostgreSQL 15 cluster.
@@ -302,7 +270,7 @@ func startPG(ctx context.Context) (*pgCluster, error) {
 		c.stop()
 		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
-	port, err := freePort()
+	port, err := netwait.FreePort()
 	if err != nil {
 		c.stop()
 		return nil, err

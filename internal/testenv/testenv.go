@@ -14,10 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/dhsi/dhsi/internal/netwait"
 )
 
 const (
@@ -98,7 +100,7 @@ func versityGWBinary(ctx context.Context) (string, error) {
 }
 
 func startVersityGW(t testing.TB, bin, accessKey, secretKey string) (string, error) {
-	port, err := freePort()
+	port, err := netwait.FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -116,7 +118,7 @@ func startVersityGW(t testing.TB, bin, accessKey, secretKey string) (string, err
 	}
 	defer logFile.Close()
 
-	addr := net.JoinHostPort("127.0.0.1", port)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cmd := exec.Command(bin, "--port", addr, "--health", "/health", "--quiet", "posix", data)
 	cmd.Env = append(serverEnv(), "ROOT_ACCESS_KEY="+accessKey, "ROOT_SECRET_KEY="+secretKey)
 	cmd.Stdout = logFile
@@ -126,7 +128,7 @@ func startVersityGW(t testing.TB, bin, accessKey, secretKey string) (string, err
 	}
 	// exited is closed when the server has exited; waitErr is then its
 	// exit status. A closed channel, unlike a value sent on one, can be
-	// waited for by both waitHealthy and stop.
+	// waited for by both netwait.Healthy and stop.
 	exited := make(chan struct{})
 	var waitErr error
 	go func() {
@@ -139,7 +141,10 @@ func startVersityGW(t testing.TB, bin, accessKey, secretKey string) (string, err
 	}
 
 	endpoint := "http://" + addr
-	if err := waitHealthy(endpoint+"/health", exited, &waitErr); err != nil {
+	if err := netwait.Healthy(endpoint+"/health", exited, startTimeout); err != nil {
+		if errors.Is(err, netwait.ErrExited) {
+			err = fmt.Errorf("%w: %v", err, waitErr)
+		}
 		stop()
 		log, _ := os.ReadFile(logPath)
 		if bytes.Contains(log, []byte("address already in use")) {
@@ -161,39 +166,6 @@ func serverEnv() []string {
 		}
 	}
 	return env
-}
-
-func waitHealthy(url string, exited <-chan struct{}, waitErr *error) error {
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(startTimeout)
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("GET /health: %s", resp.Status)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not healthy after %v: %w", startTimeout, err)
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("exited during startup: %v", *waitErr)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	_, port, err := net.SplitHostPort(l.Addr().String())
-	return port, err
 }
 
 // CreateBucket creates a bucket with a fresh random name on the server at
