@@ -147,12 +147,7 @@ func (c *Corpus) Queries(n int, salt uint64) []Query {
 	var have []int
 	for len(out) < n {
 		dom := int(z.Uint64())
-		have = have[:0]
-		for d := range c.Counts {
-			if c.Counts[d][dom] > 0 {
-				have = append(have, d)
-			}
-		}
+		have = c.holding(dom, have[:0])
 		if len(have) == 0 {
 			continue
 		}
@@ -175,16 +170,22 @@ func (c *Corpus) ColdQueries(n int, salt uint64, skip map[string]bool) []Query {
 		if skip[c.Domains[dom]] {
 			continue
 		}
-		var have []int
-		for d := range c.Counts {
-			if c.Counts[d][dom] > 0 {
-				have = append(have, d)
-			}
-		}
+		have := c.holding(dom, nil)
 		if len(have) == 0 {
 			continue
 		}
 		out = append(out, Query{Domain: c.Domains[dom], Dataset: have[r.IntN(len(have))]})
 	}
 	return out
+}
+
+// holding appends to have the datasets (indexes into Counts) that hold
+// domain dom.
+func (c *Corpus) holding(dom int, have []int) []int {
+	for d := range c.Counts {
+		if c.Counts[d][dom] > 0 {
+			have = append(have, d)
+		}
+	}
+	return have
 }
