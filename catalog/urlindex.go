@@ -341,7 +341,7 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, rg int, d
 	}
 	fr.mu.RLock()
 	defer fr.mu.RUnlock()
-	return readDomainRows(fr.r, rg, domain, skip, want)
+	return readDomainRows(fr, rg, domain, skip, want)
 }
 
 // readerCache is a bounded LRU of open Parquet readers. Lake files are
@@ -361,6 +361,58 @@ type cachedReader struct {
 	// per-read state; only opening one seeks.
 	mu sync.RWMutex
 	r  *pqfile.Reader
+
+	pagesMu sync.Mutex
+	pages   map[int][]pageStart // row group → its domain column's pages
+}
+
+// pageStart is one data page of a row group's domain column, from the page
+// index: its first row and the smallest domain on it (possibly truncated to
+// a prefix, which only ever makes it smaller).
+type pageStart struct {
+	firstRow int64
+	min      string
+}
+
+// domainPages returns the pages of the domain column (column c) of row
+// group rg, read from the page index once per reader; nil when the file
+// has no page index for it.
+func (cr *cachedReader) domainPages(rg, c int) []pageStart {
+	cr.pagesMu.Lock()
+	defer cr.pagesMu.Unlock()
+	if p, ok := cr.pages[rg]; ok {
+		return p
+	}
+	if cr.pages == nil {
+		cr.pages = map[int][]pageStart{}
+	}
+	var out []pageStart
+	if rgi, err := cr.r.GetPageIndexReader().RowGroup(rg); err == nil && rgi != nil {
+		ci, err1 := rgi.GetColumnIndex(c)
+		oi, err2 := rgi.GetOffsetIndex(c)
+		if err1 == nil && err2 == nil && ci != nil && oi != nil {
+			mins, locs := ci.GetMinValues(), oi.GetPageLocations()
+			if len(mins) == len(locs) {
+				out = make([]pageStart, len(locs))
+				for i, l := range locs {
+					out[i] = pageStart{firstRow: l.FirstRowIndex, min: string(mins[i])}
+				}
+			}
+		}
+	}
+	cr.pages[rg] = out
+	return out
+}
+
+// runSearchStart is the first row of the page where domain's run can
+// begin: the last page whose minimum is below domain (L1: pages are in
+// domain order). Rows before it cannot hold domain, so the scan skips them.
+func runSearchStart(pages []pageStart, domain string) int64 {
+	i := sort.Search(len(pages), func(i int) bool { return pages[i].min >= domain })
+	if i == 0 {
+		return 0
+	}
+	return pages[i-1].firstRow
 }
 
 func newReaderCache(limit int) *readerCache {
@@ -411,14 +463,19 @@ func (c *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*cac
 // decode only the rows returned. A first page of a domain that shares its
 // row group with thousands of others no longer turns every row of the group
 // into Go strings.
-func readDomainRows(r *pqfile.Reader, rg int, domain string, skip, want int64) ([]URLRow, int64, error) {
+func readDomainRows(cr *cachedReader, rg int, domain string, skip, want int64) ([]URLRow, int64, error) {
+	r := cr.r
 	if rg < 0 || rg >= r.NumRowGroups() {
 		return nil, 0, fmt.Errorf("row group %d out of range (file has %d)", rg, r.NumRowGroups())
 	}
 	schema := r.MetaData().Schema
 	col := func(name string) int { return schema.ColumnIndexByName(name) }
 	g := r.RowGroup(rg)
-	lo, n, err := findDomainRun(g, col("domain"), domain)
+	var from int64
+	if c := col("domain"); c >= 0 {
+		from = runSearchStart(cr.domainPages(rg, c), domain)
+	}
+	lo, n, err := findDomainRun(g, col("domain"), domain, from)
 	if err != nil {
 		return nil, 0, fmt.Errorf("domain column: %w", err)
 	}
@@ -478,8 +535,9 @@ const scanChunk = 1024
 var byteArrayPool = sync.Pool{New: func() any { b := make([]parquet.ByteArray, scanChunk); return &b }}
 
 // findDomainRun returns the first row of domain in the row group and the
-// length of its run (0 if absent), reading no further than the run's end.
-func findDomainRun(g *pqfile.RowGroupReader, c int, domain string) (first, n int64, err error) {
+// length of its run (0 if absent), scanning from row `from` (which must not
+// be past the run's start) and reading no further than the run's end.
+func findDomainRun(g *pqfile.RowGroupReader, c int, domain string, from int64) (first, n int64, err error) {
 	if c < 0 {
 		return 0, 0, fmt.Errorf("no domain column")
 	}
@@ -494,7 +552,12 @@ func findDomainRun(g *pqfile.RowGroupReader, c int, domain string) (first, n int
 	bufp := byteArrayPool.Get().(*[]parquet.ByteArray)
 	defer byteArrayPool.Put(bufp)
 	buf := *bufp
-	var row int64
+	row := from
+	if from > 0 {
+		if err := br.SeekToRow(from); err != nil {
+			return 0, 0, err
+		}
+	}
 	first = -1
 	for {
 		// the domain is required: one value per row, no levels to read

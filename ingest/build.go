@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -45,6 +47,9 @@ type Options struct {
 	Normalizer     *urlnorm.Normalizer
 	WorkDir        string // local scratch (default: a temp dir, removed after)
 	RowGroupRows   int
+	PageRows       int  // rows per Parquet data page (DefaultPageRows)
+	ZstdLevel      int  // zstd level of the Parquet pages (DefaultZstdLevel)
+	PrefixWidth    int  // hex digits of domain_prefix: 1, 2, or 0 for PrefixWidth's choice
 	PostingsShards int  // only for a new index; an existing one keeps its own
 	Keep           int  // versions the manifest lists (default 10)
 	Force          bool // ingest files already ingested into this dataset
@@ -301,7 +306,7 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 	// each Parquet file is uploaded (immutable, uniquely named: M1) as soon
 	// as it is written, 8 at a time
 	up := newUploader(ctx, o.Store, 8)
-	lakeFiles, collisions, written, err := lake.finish(ctx, "part-"+version+".parquet", o.RowGroupRows, func(f *lakeFile) error {
+	lakeFiles, collisions, written, err := lake.finish(ctx, "part-"+version+".parquet", layout{RowGroupRows: o.RowGroupRows, PageRows: o.PageRows, PrefixWidth: o.PrefixWidth, ZstdLevel: o.ZstdLevel}, func(f *lakeFile) error {
 		f.Key = fmt.Sprintf("urls/dataset_id=%d/domain_prefix=%s/%s", id, f.Prefix, f.Name)
 		return up.put(f.Key, f.Data)
 	})
@@ -491,8 +496,25 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 	batch := map[string][]uint32{} // domain → datasets it is in, in this batch
 	spansOf := map[postingsKey]postings.Spans{}
 	domainOfKey := map[uint64]string{}
-	for _, part := range parts {
-		for _, lf := range part.lake {
+	// New files take ids prefix-major, (domain_prefix, dataset): a domain's
+	// files in several datasets of the batch then have nearby ids, and the
+	// postings' file deltas fit one varint byte instead of two.
+	type newFile struct {
+		part *staged
+		lf   *lakeFile
+	}
+	var added []newFile
+	for i := range parts {
+		for j := range parts[i].lake {
+			added = append(added, newFile{&parts[i], &parts[i].lake[j]})
+		}
+	}
+	slices.SortStableFunc(added, func(a, b newFile) int {
+		return cmp.Or(strings.Compare(a.lf.Prefix, b.lf.Prefix), cmp.Compare(a.part.id, b.part.id))
+	})
+	for _, nf := range added {
+		part, lf := nf.part, nf.lf
+		{
 			fid := nextFileID
 			nextFileID++
 			fileList = append(fileList, files.File{ID: fid, DatasetID: part.id, DomainPrefix: lf.Prefix, Path: lf.Key, Rows: uint64(lf.Rows), RowGroups: uint32(lf.RowGroups)})
@@ -573,6 +595,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 		for _, ds := range bm.ToArray() {
 			datasetDomains[ds]++
 		}
+		bm.RunOptimize() // a domain in datasets 1-64 is one run: 15 bytes, not 144
 		merged = append(merged, d)
 		bitmaps = append(bitmaps, bm)
 	}

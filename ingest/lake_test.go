@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	pqfile "github.com/apache/arrow-go/v18/parquet/file"
 )
 
 // writeTo is a finish callback that writes each file under dir the way the
@@ -50,7 +54,7 @@ func TestLakeWriter(t *testing.T) {
 	w.add("small.example", "aa", "https://small.example/", "https://SMALL.example", ts.Add(time.Hour)) // duplicate: latest ts, first raw
 	w.add("other.example", "bb", "https://other.example/x", "https://other.example/x", time.Time{})
 	paths := map[string]string{}
-	files, cols, written, err := w.finish(ctx, "part-v1.parquet", 2048, writeTo(filepath.Join(dir, "out"), paths))
+	files, cols, written, err := w.finish(ctx, "part-v1.parquet", layout{RowGroupRows: 2048, PrefixWidth: 2}, writeTo(filepath.Join(dir, "out"), paths))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +118,7 @@ func TestLakeWriterReportsForcedCollisions(t *testing.T) {
 	w.add("b.example", "bb", "https://b.example/2", "https://b.example/2", time.Time{})
 	w.add("b.example", "bb", "https://b.example/2", "https://b.example/2", time.Time{}) // same URL: not a collision
 	w.add("c.example", "cc", "https://c.example/long", "https://c.example/long", time.Time{})
-	_, cols, written, err := w.finish(ctx, "part-v1.parquet", 0, writeTo(filepath.Join(dir, "out"), map[string]string{}))
+	_, cols, written, err := w.finish(ctx, "part-v1.parquet", layout{}, writeTo(filepath.Join(dir, "out"), map[string]string{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +143,7 @@ func TestLakeWriterSpills(t *testing.T) {
 		}
 		data := map[string][]byte{}
 		var mu sync.Mutex
-		files, _, written, err := w.finish(ctx, "part-v1.parquet", 0, func(f *lakeFile) error {
+		files, _, written, err := w.finish(ctx, "part-v1.parquet", layout{PrefixWidth: 2}, func(f *lakeFile) error {
 			mu.Lock()
 			data[f.Prefix] = append([]byte(nil), f.Data...)
 			mu.Unlock()
@@ -158,6 +162,136 @@ func TestLakeWriterSpills(t *testing.T) {
 	for p, b := range inMemory {
 		if string(spilled[p]) != string(b) {
 			t.Errorf("prefix %s: the spilled batch wrote different Parquet", p)
+		}
+	}
+}
+
+// TestLakeWriterPrefixWidth: a small batch goes to one file per first hex
+// digit, each file sorted across the two-digit buckets it merges (L1), with
+// spans for every domain (L3); a batch that fills a row group per prefix
+// keeps two digits.
+func TestLakeWriterPrefixWidth(t *testing.T) {
+	if PrefixWidth(256*2048-1, 2048) != 1 || PrefixWidth(256*2048, 2048) != 2 || PrefixWidth(10, 0) != 1 {
+		t.Fatal("PrefixWidth thresholds")
+	}
+	ctx := context.Background()
+	w, dir := testLake(t)
+	// domains named so that bucket order differs from domain order
+	add := func(domain, prefix string, n int) {
+		for i := 0; i < n; i++ {
+			u := fmt.Sprintf("https://%s/%d", domain, i)
+			if err := w.add(domain, prefix, u, u, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add("z.example", "a0", 3)
+	add("m.example", "a7", 2)
+	add("b.example", "af", 4)
+	add("c.example", "3c", 1)
+	paths := map[string]string{}
+	files, _, written, err := w.finish(ctx, "part-v1.parquet", layout{RowGroupRows: 4}, writeTo(filepath.Join(dir, "out"), paths))
+	if err != nil || written != 10 || len(files) != 2 {
+		t.Fatalf("written %d, files %d, %v", written, len(files), err)
+	}
+	if files[0].Prefix != "3" || files[1].Prefix != "a" || files[1].Rows != 9 || files[1].RowGroups != 3 {
+		t.Fatalf("files: %+v %+v", files[0], files[1])
+	}
+	// b (4 rows: group 0), m (2: group 1), z (3: groups 1 and 2)
+	sp := files[1].Spans
+	if len(sp["b.example"]) != 1 || sp["b.example"][0] != (groupRows{0, 4}) ||
+		len(sp["m.example"]) != 1 || sp["m.example"][0] != (groupRows{1, 2}) ||
+		len(sp["z.example"]) != 2 || sp["z.example"][0] != (groupRows{1, 2}) || sp["z.example"][1] != (groupRows{2, 1}) {
+		t.Fatalf("spans %+v", sp)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var order string
+	if err := db.QueryRow(`SELECT string_agg(domain, ',' ORDER BY file_row_number) FROM read_parquet(?, file_row_number = true)`, paths["a"]).Scan(&order); err != nil {
+		t.Fatal(err)
+	}
+	if want := "b.example,b.example,b.example,b.example,m.example,m.example,z.example,z.example,z.example"; order != want {
+		t.Fatalf("file a rows in order %s", order)
+	}
+	if _, _, _, err := w.finish(ctx, "part-v2.parquet", layout{RowGroupRows: 4, PrefixWidth: 3}, writeTo(filepath.Join(dir, "out2"), paths)); err == nil {
+		t.Fatal("width 3 was accepted")
+	}
+}
+
+// TestLakeFilesWithManyPages guards the Parquet writer and reader we
+// depend on: with many pages per column chunk (front-coded URLs, a raw
+// column null on whole pages), DuckDB reads every row as written, and so
+// does a seek to any row. arrow-go before v18.8.0 carried the front-coding
+// prefix across pages: its own reader agreed, DuckDB called the file
+// corrupt, and a seek to a later page panicked.
+func TestLakeFilesWithManyPages(t *testing.T) {
+	w, dir := testLake(t)
+	want := func(i int) (url, raw string) {
+		url = fmt.Sprintf("https://d%03d.example/p/%04d", i/10, i)
+		if i >= 300 && i < 400 && i%3 == 0 { // raw only on a few pages
+			return url, strings.ToUpper(url)
+		}
+		return url, ""
+	}
+	for i := 0; i < 1000; i++ {
+		u, raw := want(i)
+		if raw == "" {
+			raw = u
+		}
+		if err := w.add(fmt.Sprintf("d%03d.example", i/10), "aa", u, raw, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := map[string]string{}
+	if _, _, _, err := w.finish(t.Context(), "part-v1.parquet", layout{RowGroupRows: 2048, PageRows: 64, PrefixWidth: 2}, writeTo(dir, paths)); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT url, coalesce(raw, '') FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number`, paths["aa"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for rows.Next() {
+		var u, raw string
+		if err := rows.Scan(&u, &raw); err != nil {
+			t.Fatal(err)
+		}
+		if wu, wr := want(i); u != wu || raw != wr {
+			t.Fatalf("DuckDB row %d: %q %q, want %q %q", i, u, raw, wu, wr)
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil || i != 1000 {
+		t.Fatalf("DuckDB read %d rows: %v", i, err)
+	}
+	r, err := pqfile.OpenParquetFile(paths["aa"], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, row := range []int64{0, 1, 63, 64, 65, 127, 128, 300, 333, 399, 640, 999} {
+		cr, err := r.RowGroup(0).Column(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := cr.(*pqfile.ByteArrayColumnChunkReader)
+		if err := br.SeekToRow(row); err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]parquet.ByteArray, 1)
+		if _, _, err := br.ReadBatch(1, vals, nil, nil); err != nil {
+			t.Fatalf("row %d: %v", row, err)
+		}
+		if wu, _ := want(int(row)); string(vals[0]) != wu {
+			t.Fatalf("seek to row %d read %q, want %q", row, vals[0], wu)
 		}
 	}
 }

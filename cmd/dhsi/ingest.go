@@ -29,6 +29,9 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		icann     = fs.Bool("icann-only", false, "registered domains from the PSL's ICANN section only (as Common Crawl's url_host_registered_domain)")
 		workDir   = fs.String("work-dir", "", "local scratch directory (default: a temporary directory)")
 		rowGroups = fs.Int("row-group-rows", ingest.DefaultRowGroupRows, "rows per Parquet row group")
+		pageRows  = fs.Int("page-rows", ingest.DefaultPageRows, "rows per Parquet data page (the unit a first page of domain_urls decompresses and decodes)")
+		zstdLevel = fs.Int("zstd-level", ingest.DefaultZstdLevel, "zstd level of the Parquet pages: 1-2 fastest, 3-5 default, 6-9 better, 10+ best (smallest files, about twice the write time of 9)")
+		width     = fs.Int("prefix-width", 0, "hex digits of the lake's domain_prefix partition, 1 (16 files per dataset and ingest) or 2 (256); 0 chooses 2 only when a batch fills a row group per prefix")
 		shards    = fs.Int("postings-shards", ingest.DefaultPostingsShards, "postings shards of a new index (an existing index keeps its own)")
 		keep      = fs.Int("keep", 10, "index versions the manifest lists")
 		force     = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
@@ -79,7 +82,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	opts := ingest.Options{
 		Store: st, Dataset: *dataset, Source: *source, Files: fs.Args(), Format: ingest.Format(*format),
-		Normalizer: norm, WorkDir: *workDir, RowGroupRows: *rowGroups, PostingsShards: *shards,
+		Normalizer: norm, WorkDir: *workDir, RowGroupRows: *rowGroups, PageRows: *pageRows, PrefixWidth: *width, ZstdLevel: *zstdLevel, PostingsShards: *shards,
 		Keep: *keep, Force: *force, Log: log,
 	}
 	if !*quiet && isTerminal(stderr) {

@@ -12,7 +12,7 @@
 //	F3. Paths are relative, slash-separated, with no empty, "." or ".."
 //	    segment, and contain no tab, CR or LF, so joining them under the
 //	    lake root cannot escape it.
-//	F4. domain_prefix is two lowercase hex digits.
+//	F4. domain_prefix is one or two lowercase hex digits (version 1: two).
 //
 // A registry is small (one line per Parquet file) and is read whole.
 package files
@@ -31,8 +31,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Version is the files.tsv version this package writes and reads.
-const Version = 1
+// Version is the files.tsv version this package writes. Version 2 allows
+// one-digit domain prefixes (docs/format/lake.md, "Prefix width"); Read
+// also accepts version 1, whose prefixes are all two digits.
+const Version = 2
 
 const (
 	headerPrefix = "# dhsi files.tsv v"
@@ -55,15 +57,15 @@ var (
 type File struct {
 	ID           uint32
 	DatasetID    uint32
-	DomainPrefix string // two lowercase hex digits
+	DomainPrefix string // one or two lowercase hex digits
 	Path         string // relative to the lake root, e.g. urls/dataset_id=3/domain_prefix=0a/part-00000.parquet
 	Rows         uint64
 	RowGroups    uint32
 }
 
-func checkFile(f File) error {
-	if len(f.DomainPrefix) != 2 || !isHex(f.DomainPrefix[0]) || !isHex(f.DomainPrefix[1]) {
-		return fmt.Errorf("domain prefix %q is not two lowercase hex digits", f.DomainPrefix)
+func checkFile(f File, version uint64) error {
+	if !ValidPrefix(f.DomainPrefix) || version < 2 && len(f.DomainPrefix) != 2 {
+		return fmt.Errorf("domain prefix %q is not one or two lowercase hex digits (two before version 2)", f.DomainPrefix)
 	}
 	if f.Path == "" || strings.ContainsAny(f.Path, "\t\r\n\\") || strings.HasPrefix(f.Path, "/") {
 		return fmt.Errorf("path %q is empty, absolute or holds a tab, newline or backslash", f.Path)
@@ -74,6 +76,20 @@ func checkFile(f File) error {
 		}
 	}
 	return nil
+}
+
+// ValidPrefix reports whether p is a domain prefix of this version: one or
+// two lowercase hex digits.
+func ValidPrefix(p string) bool {
+	if len(p) < 1 || len(p) > 2 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if !isHex(p[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
@@ -103,7 +119,7 @@ func (w *Writer) Add(f File) error {
 	if w.n > 0 && f.ID <= w.last {
 		return fmt.Errorf("%w: file id %d is not after %d", ErrInput, f.ID, w.last)
 	}
-	if err := checkFile(f); err != nil {
+	if err := checkFile(f, Version); err != nil {
 		return fmt.Errorf("%w: file %d: %v", ErrInput, f.ID, err)
 	}
 	fmt.Fprintf(w.w, "%d\t%d\t%s\t%s\t%d\t%d\n", f.ID, f.DatasetID, f.DomainPrefix, f.Path, f.Rows, f.RowGroups)
@@ -202,8 +218,9 @@ func read(r io.Reader) (*Registry, error) {
 	if !strings.HasPrefix(h, headerPrefix) || !ok {
 		return nil, corruptf(1, "not a files.tsv header")
 	}
-	if v, err := strconv.ParseUint(vs, 10, 32); err != nil || v != Version {
-		return nil, fmt.Errorf("%w: files.tsv version %q (this reader knows %d)", ErrVersion, vs, Version)
+	version, err := strconv.ParseUint(vs, 10, 32)
+	if err != nil || version < 1 || version > Version || vs != strconv.FormatUint(version, 10) {
+		return nil, fmt.Errorf("%w: files.tsv version %q (this reader knows 1 to %d)", ErrVersion, vs, Version)
 	}
 	if rest != columns {
 		return nil, corruptf(1, "columns %q, want %q", rest, columns)
@@ -227,7 +244,7 @@ func read(r io.Reader) (*Registry, error) {
 			}
 			return reg, nil
 		}
-		f, err := parseLine(l)
+		f, err := parseLine(l, version)
 		if err != nil {
 			return nil, corruptf(line, "%v", err)
 		}
@@ -238,7 +255,7 @@ func read(r io.Reader) (*Registry, error) {
 	}
 }
 
-func parseLine(l string) (File, error) {
+func parseLine(l string, version uint64) (File, error) {
 	c := strings.Split(l, "\t")
 	if len(c) != 6 {
 		return File{}, fmt.Errorf("%d columns, want 6", len(c))
@@ -263,7 +280,7 @@ func parseLine(l string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	if err := checkFile(f); err != nil {
+	if err := checkFile(f, version); err != nil {
 		return File{}, err
 	}
 	return f, nil

@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -98,6 +99,20 @@ func TestWriterRejects(t *testing.T) {
 	}
 }
 
+// TestReadVersions: version 1 registries (two-digit prefixes) still read;
+// version 2 adds one-digit prefixes.
+func TestReadVersions(t *testing.T) {
+	v1 := "# dhsi files.tsv v1\t" + columns + "\n0\t1\t0a\turls/a.parquet\t5\t1\n# end 1\n"
+	reg, err := Read(strings.NewReader(v1))
+	if err != nil || len(reg.All()) != 1 || reg.All()[0].DomainPrefix != "0a" {
+		t.Fatalf("version 1: %v %+v", err, reg)
+	}
+	v2 := "# dhsi files.tsv v2\t" + columns + "\n0\t1\tf\turls/a.parquet\t5\t1\n# end 1\n"
+	if reg, err = Read(strings.NewReader(v2)); err != nil || reg.All()[0].DomainPrefix != "f" {
+		t.Fatalf("version 2: %v %+v", err, reg)
+	}
+}
+
 func TestReadRejects(t *testing.T) {
 	good := string(encode(t, sample))
 	header, _, _ := strings.Cut(good, "\n")
@@ -106,7 +121,11 @@ func TestReadRejects(t *testing.T) {
 		in   string
 		want error
 	}{
-		{"version 2 is rejected as unknown", strings.Replace(good, " v1\t", " v2\t", 1), ErrVersion},
+		{"version 3 is rejected as unknown", strings.Replace(good, " v2\t", " v3\t", 1), ErrVersion},
+		{"version 0 is rejected as unknown", strings.Replace(good, " v2\t", " v0\t", 1), ErrVersion},
+		{"a non-canonical version is rejected", strings.Replace(good, " v2\t", " v02\t", 1), ErrVersion},
+		{"version 1 with a one-digit prefix is corrupt", "# dhsi files.tsv v1\t" + columns + "\n0\t1\ta\ta\t1\t1\n# end 1\n", ErrCorrupt},
+		{"a three-digit prefix is corrupt", header + "\n0\t1\tabc\ta\t1\t1\n# end 1\n", ErrCorrupt},
 		{"a missing header is corrupt", "0\t3\t0a\ta\t1\t1\n# end 1\n", ErrCorrupt},
 		{"other columns are corrupt", strings.Replace(good, "rows\trow_groups", "row_groups\trows", 1), ErrCorrupt},
 		{"a registry cut at a line boundary is corrupt", good[:strings.LastIndex(good, "# end")], ErrCorrupt},
@@ -131,11 +150,12 @@ func TestReadRejects(t *testing.T) {
 // byte for byte.
 func FuzzRead(f *testing.F) {
 	f.Add(encode(f, sample))
-	f.Add([]byte("# dhsi files.tsv v1\t" + columns + "\n# end 0\n"))
+	f.Add([]byte("# dhsi files.tsv v2\t" + columns + "\n# end 0\n"))
+	f.Add([]byte("# dhsi files.tsv v1\t" + columns + "\n0\t1\t0a\ta\t1\t1\n# end 1\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		reg, err := Read(bytes.NewReader(b))
-		if err != nil || bytes.HasPrefix(b, []byte(zstdMagic)) {
-			return
+		if err != nil || bytes.HasPrefix(b, []byte(zstdMagic)) || !bytes.HasPrefix(b, []byte(fmt.Sprintf("%s%d\t", headerPrefix, Version))) {
+			return // only the current version writes back identically
 		}
 		if got := encode(t, reg.All()); !bytes.Equal(got, b) {
 			t.Fatalf("re-encoded registry differs:\n%q\n%q", got, b)
