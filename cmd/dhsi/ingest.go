@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		keep      = fs.Int("keep", 10, "index versions the manifest lists")
 		force     = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
 		quiet     = fs.Bool("quiet", false, "no progress on a terminal")
+		memLimit  = fs.Int("memory-limit-mb", 1536, "soft limit of the Go heap in MiB: the garbage collector works harder near it (0: none; GOMEMLIMIT, if set, wins)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: dhsi ingest --dataset NAME [flags] FILE...\n       dhsi ingest --dataset-per-file [flags] FILE...\n\nNormalizes the URLs in FILEs (plain lists, CSV/TSV with a url column, JSON\nlines, CDX, CDXJ, Parquet; .gz and .zst are read), writes them to the Parquet\nlake and publishes a new index version. It may run while a server serves the\nsame store: the server picks up the new version without a restart. Every line\nthat is not ingested is counted by reason and kept in a rejects file.\n\nFlags:\n")
@@ -47,6 +49,12 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if (*dataset == "") == !*perFile || fs.NArg() == 0 {
 		fs.Usage()
 		return fmt.Errorf("%w: give --dataset NAME or --dataset-per-file, and at least one file", errUsage)
+	}
+	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// without a limit the heap grows to twice what is live before a
+		// collection: 2.1 GB peak for a 15M-URL build whose live set is
+		// far smaller
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(*memLimit) << 20))
 	}
 	batches := []ingest.Batch{{Dataset: *dataset, Source: *source, Files: fs.Args()}}
 	if *perFile {
