@@ -250,20 +250,7 @@ func aliasSetReturningFunctions(toks []Token) []Token {
 		if open < 0 || toks[open].Text != "(" {
 			continue
 		}
-		// find the matching ")"
-		depth, end := 0, -1
-		for k := open; k < len(toks); k++ {
-			switch toks[k].Text {
-			case "(":
-				depth++
-			case ")":
-				depth--
-			}
-			if depth == 0 {
-				end = k
-				break
-			}
-		}
+		end := matchingParen(toks, open)
 		if end < 0 {
 			continue
 		}
