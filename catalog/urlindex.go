@@ -471,11 +471,12 @@ func readDomainRows(cr *cachedReader, rg int, domain string, skip, want int64) (
 	schema := r.MetaData().Schema
 	col := func(name string) int { return schema.ColumnIndexByName(name) }
 	g := r.RowGroup(rg)
+	domainCol := col("domain")
 	var from int64
-	if c := col("domain"); c >= 0 {
-		from = runSearchStart(cr.domainPages(rg, c), domain)
+	if domainCol >= 0 {
+		from = runSearchStart(cr.domainPages(rg, domainCol), domain)
 	}
-	lo, n, err := findDomainRun(g, col("domain"), domain, from)
+	lo, n, err := findDomainRun(g, domainCol, domain, from)
 	if err != nil {
 		return nil, 0, fmt.Errorf("domain column: %w", err)
 	}

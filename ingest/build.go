@@ -514,22 +514,20 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 	})
 	for _, nf := range added {
 		part, lf := nf.part, nf.lf
-		{
-			fid := nextFileID
-			nextFileID++
-			fileList = append(fileList, files.File{ID: fid, DatasetID: part.id, DomainPrefix: lf.Prefix, Path: lf.Key, Rows: uint64(lf.Rows), RowGroups: uint32(lf.RowGroups)})
-			for d, groups := range lf.Spans {
-				k := postingsKey{catalog.DomainKey(d), part.id}
-				if other, ok := domainOfKey[k.k]; ok && other != d {
-					return catalog.Version{}, fmt.Errorf("domain key collision: %q and %q share postings key %d", d, other, k.k)
-				}
-				domainOfKey[k.k] = d
-				if _, ok := spansOf[k]; !ok {
-					batch[d] = append(batch[d], part.id)
-				}
-				for _, g := range groups {
-					spansOf[k] = append(spansOf[k], postings.Span{FileID: fid, RowGroup: g.RowGroup, Rows: g.Rows})
-				}
+		fid := nextFileID
+		nextFileID++
+		fileList = append(fileList, files.File{ID: fid, DatasetID: part.id, DomainPrefix: lf.Prefix, Path: lf.Key, Rows: uint64(lf.Rows), RowGroups: uint32(lf.RowGroups)})
+		for d, groups := range lf.Spans {
+			k := postingsKey{catalog.DomainKey(d), part.id}
+			if other, ok := domainOfKey[k.k]; ok && other != d {
+				return catalog.Version{}, fmt.Errorf("domain key collision: %q and %q share postings key %d", d, other, k.k)
+			}
+			domainOfKey[k.k] = d
+			if _, ok := spansOf[k]; !ok {
+				batch[d] = append(batch[d], part.id)
+			}
+			for _, g := range groups {
+				spansOf[k] = append(spansOf[k], postings.Span{FileID: fid, RowGroup: g.RowGroup, Rows: g.Rows})
 			}
 		}
 	}

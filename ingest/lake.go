@@ -22,6 +22,7 @@ import (
 	pqfile "github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/dhsi/dhsi/index/files"
 	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/urlnorm"
 )
@@ -118,7 +119,9 @@ func (b *spillFile) load() ([]byte, error) {
 func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time) error {
 	b := w.buckets[prefix]
 	if b == nil {
-		if !validPrefix(prefix) {
+		// staging is always by the two-digit shard; finish merges buckets
+		// for narrower files
+		if len(prefix) != 2 || !files.ValidPrefix(prefix) {
 			return fmt.Errorf("domain prefix %q is not two lower-case hex digits", prefix)
 		}
 		b = &spillFile{}
@@ -151,18 +154,6 @@ func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time) e
 		return w.spill()
 	}
 	return nil
-}
-
-func validPrefix(p string) bool {
-	if len(p) != 2 {
-		return false
-	}
-	for i := 0; i < 2; i++ {
-		if c := p[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // lakeFile is one Parquet file written for the batch.
@@ -419,10 +410,10 @@ const DefaultZstdLevel = 11
 // one page per 16k-row group 16.2).
 const DefaultPageRows = 2048
 
-func lakeProps(rowGroupRows, pageRows, zstdLevel int) *parquet.WriterProperties {
+func lakeProps(lay layout) *parquet.WriterProperties {
 	return parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithCompressionLevel(zstdLevel),
+		parquet.WithCompressionLevel(lay.ZstdLevel),
 		parquet.WithDictionaryDefault(false),
 		parquet.WithEncodingFor("domain", parquet.Encodings.DeltaByteArray),
 		// sorted URLs share long prefixes: front coding before zstd
@@ -431,11 +422,11 @@ func lakeProps(rowGroupRows, pageRows, zstdLevel int) *parquet.WriterProperties 
 		// DELTA_BYTE_ARRAY page without values that it then refuses to read
 		// ("cannot have zero values per block")
 		parquet.WithEncodingFor("raw", parquet.Encodings.Plain),
-		parquet.WithMaxRowGroupLength(int64(rowGroupRows)),
+		parquet.WithMaxRowGroupLength(int64(lay.RowGroupRows)),
 		// a page per write batch: the byte threshold is always passed, so
 		// every page holds pageRows rows (the last one fewer)
 		parquet.WithDataPageSize(1),
-		parquet.WithBatchSize(int64(pageRows)),
+		parquet.WithBatchSize(int64(lay.PageRows)),
 		// min/max prune by domain only; URL statistics cost 0.5 B/URL and
 		// prune nothing a domain filter does not
 		parquet.WithStats(false),
@@ -450,7 +441,6 @@ func lakeProps(rowGroupRows, pageRows, zstdLevel int) *parquet.WriterProperties 
 // writePrefix sorts, deduplicates and writes the rows of one file's
 // buckets, returning the file and its url_ids, sorted.
 func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay layout) (lakeFile, []uint64, error) {
-	rowGroupRows := lay.RowGroupRows
 	f := lakeFile{Prefix: prefix, Name: name, Spans: map[string][]groupRows{}}
 	var rows []lakeRow
 	for _, b := range buckets {
@@ -467,15 +457,15 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 	}
 	slices.Sort(ids)
 	out := bytes.NewBuffer(make([]byte, 0, 20*len(rows)+4096))
-	pw := pqfile.NewParquetWriter(out, lakeSchema.Root(), pqfile.WithWriterProps(lakeProps(rowGroupRows, lay.PageRows, lay.ZstdLevel)))
+	pw := pqfile.NewParquetWriter(out, lakeSchema.Root(), pqfile.WithWriterProps(lakeProps(lay)))
 	var spanKey string
 	var (
 		domains, urls, raws []parquet.ByteArray
 		rawDefs, tsDefs     []int16
 		tss                 []int64
 	)
-	for start := 0; start < len(rows); start += rowGroupRows {
-		group := rows[start:min(start+rowGroupRows, len(rows))]
+	for start := 0; start < len(rows); start += lay.RowGroupRows {
+		group := rows[start:min(start+lay.RowGroupRows, len(rows))]
 		domains, urls, raws = domains[:0], urls[:0], raws[:0]
 		rawDefs, tsDefs, tss = rawDefs[:0], tsDefs[:0], tss[:0]
 		for i := range group {
