@@ -55,6 +55,8 @@ type Options struct {
 	Force          bool // ingest files already ingested into this dataset
 	Progress       func(Progress)
 	Log            *slog.Logger
+
+	domains *interner // one copy of each domain string per RunAll
 }
 
 // Progress is reported while reading.
@@ -176,6 +178,7 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 		o.Log.Warn("public suffix list differs from the index's", "index", cur.PSLVersion, "now", o.Normalizer.ListVersion())
 	}
 	version := catalog.NewVersionName(time.Now(), len(base.Versions)+1)
+	o.domains = &interner{}
 	datasets := prev.datasets
 	sums := make([]Summary, len(batches))
 	var parts []staged
@@ -273,7 +276,7 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 		return staged{}, err
 	}
 	defer os.RemoveAll(work)
-	lake := newLakeWriter(work)
+	lake := newLakeWriter(work, o.domains)
 	defer lake.close()
 	rejects, err := os.Create(filepath.Join(o.WorkDir, "rejects-"+o.Dataset+".tsv"))
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
-	"unique"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -60,6 +60,7 @@ type lakeWriter struct {
 	rows      int64 // rows staged (before deduplication)
 	memBudget int64
 	scratch   []byte
+	domains   *interner
 }
 
 // spillFile is one prefix's staged rows: a buffer, and a file once the
@@ -72,8 +73,48 @@ type spillFile struct {
 // defaultStageBudget bounds the rows staged in memory before spilling.
 const defaultStageBudget = 256 << 20
 
-func newLakeWriter(workDir string) *lakeWriter {
-	return &lakeWriter{dir: filepath.Join(workDir, "spill"), buckets: map[string]*spillFile{}, memBudget: defaultStageBudget}
+func newLakeWriter(workDir string, domains *interner) *lakeWriter {
+	if domains == nil {
+		domains = &interner{}
+	}
+	return &lakeWriter{dir: filepath.Join(workDir, "spill"), buckets: map[string]*spillFile{}, memBudget: defaultStageBudget, domains: domains}
+}
+
+// interner keeps one copy of each domain string for a whole batch of
+// datasets. Span keys outlive the staged rows they were read from (a batch
+// of many datasets kept every staged byte alive through them), and a batch
+// of 63 datasets holds each domain's spans up to 63 times. It is sharded by
+// the first hex digit of the domain's prefix, which is also how files are
+// cut, so the files written in parallel rarely share a lock. (unique.Make
+// did this job at a tenth of the build's CPU, most of it in the runtime's
+// weak-pointer bookkeeping.)
+type interner struct {
+	shards [16]struct {
+		mu sync.Mutex
+		m  map[string]string
+	}
+}
+
+func (in *interner) intern(prefix, s string) string {
+	sh := &in.shards[hexDigit(prefix[0])&15]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if v, ok := sh.m[s]; ok {
+		return v
+	}
+	if sh.m == nil {
+		sh.m = map[string]string{}
+	}
+	v := strings.Clone(s)
+	sh.m[v] = v
+	return v
+}
+
+func hexDigit(c byte) byte {
+	if c >= 'a' {
+		return c - 'a' + 10
+	}
+	return c - '0'
 }
 
 // spill appends every bucket's buffer to its file.
@@ -101,16 +142,33 @@ func (w *lakeWriter) spill() error {
 	return nil
 }
 
-// load returns the bucket's staged rows, spilled and buffered.
-func (b *spillFile) load() ([]byte, error) {
+// size is the bytes of the bucket's staged rows, spilled and buffered.
+func (b *spillFile) size() (int, error) {
 	if b.f == nil {
-		return b.buf, nil
+		return len(b.buf), nil
 	}
-	data, err := os.ReadFile(b.f.Name())
+	fi, err := b.f.Stat()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	return append(data, b.buf...), nil
+	return int(fi.Size()) + len(b.buf), nil
+}
+
+// appendTo appends the bucket's staged rows, spilled and buffered, to dst.
+func (b *spillFile) appendTo(dst []byte) ([]byte, error) {
+	if b.f != nil {
+		fi, err := b.f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		n := int(fi.Size())
+		at := len(dst)
+		dst = slices.Grow(dst, n)[:at+n]
+		if _, err := b.f.ReadAt(dst[at:], 0); err != nil {
+			return nil, fmt.Errorf("read spilled rows: %w", err)
+		}
+	}
+	return append(dst, b.buf...), nil
 }
 
 // add stages one URL. raw is stored only when it differs from the
@@ -184,13 +242,6 @@ type collision struct {
 // urlIDOf is url_id (docs/format/lake.md); a variable so a test can force
 // collisions with a weak hash.
 var urlIDOf = urlnorm.URLID
-
-// lakeRow is one staged row; its strings point into the bucket's buffer.
-type lakeRow struct {
-	domain, url, raw string // raw "" when it equals url
-	ts               int64
-	hasTS            bool
-}
 
 // PrefixWidth returns how many hex digits of the domain hash name the lake
 // files of a batch of rows (docs/format/lake.md, "Prefix width"): two, one
@@ -287,34 +338,89 @@ func (w *lakeWriter) finish(ctx context.Context, name string, lay layout, emit f
 	return files, cols, written, nil
 }
 
-// readBucket loads one prefix's staged rows. The returned rows' strings
-// alias the staged bytes.
-func readBucket(b *spillFile) ([]lakeRow, error) {
-	buf, err := b.load()
-	if err != nil {
-		return nil, err
+// stagedRows is one file's staged rows: their bytes, and per row where its
+// strings sit in them. A row holds offsets, not strings, so sorting rows
+// moves no pointers and the garbage collector never scans them: with
+// strings, the write barriers of sorting and the scanning of row slices
+// were a fifth of a build's CPU.
+type stagedRows struct {
+	buf  []byte
+	rows []lakeRow
+}
+
+// lakeRow is one staged row.
+type lakeRow struct {
+	domain, url, raw strRef // raw is empty when it equals url
+	ts               int64
+	hasTS            bool
+}
+
+// strRef is a string of a stagedRows buffer: offset << 24 | length.
+type strRef uint64
+
+const maxStagedString = 1<<24 - 1
+
+func (s *stagedRows) str(r strRef) string {
+	n := int(r & maxStagedString)
+	if n == 0 {
+		return ""
 	}
-	var rows []lakeRow
-	str := func(n uint64, at int) (string, int, error) {
-		if n > uint64(len(buf)-at) {
-			return "", 0, errors.New("staged rows are truncated")
+	return unsafe.String(&s.buf[r>>24], n)
+}
+
+func (s *stagedRows) domain(i int) string { return s.str(s.rows[i].domain) }
+func (s *stagedRows) url(i int) string    { return s.str(s.rows[i].url) }
+
+// rawKey is the raw URL as ingested: raw, or url where they are equal.
+func (s *stagedRows) rawKey(i int) string {
+	if r := s.rows[i].raw; r&maxStagedString != 0 {
+		return s.str(r)
+	}
+	return s.url(i)
+}
+
+// readBuckets loads the staged rows of one file's buckets into one buffer.
+func readBuckets(buckets ...*spillFile) (*stagedRows, error) {
+	size := 0
+	for _, b := range buckets {
+		n, err := b.size()
+		if err != nil {
+			return nil, err
 		}
-		return unsafe.String(unsafe.SliceData(buf[at:]), int(n)), at + int(n), nil
+		size += n
 	}
+	s := &stagedRows{buf: make([]byte, 0, size)}
+	for _, b := range buckets {
+		var err error
+		if s.buf, err = b.appendTo(s.buf); err != nil {
+			return nil, err
+		}
+	}
+	buf := s.buf
+	ref := func(n uint64, at int) (strRef, int, error) {
+		if n > uint64(len(buf)-at) {
+			return 0, 0, errors.New("staged rows are truncated")
+		}
+		if n > maxStagedString {
+			return 0, 0, fmt.Errorf("a staged string of %d bytes is over the limit of %d", n, maxStagedString)
+		}
+		return strRef(uint64(at)<<24 | n), at + int(n), nil
+	}
+	var err error
 	for at := 0; at < len(buf); {
 		var r lakeRow
 		n, k := binary.Uvarint(buf[at:])
 		if k <= 0 {
 			return nil, errors.New("staged rows are corrupt")
 		}
-		if r.domain, at, err = str(n, at+k); err != nil {
+		if r.domain, at, err = ref(n, at+k); err != nil {
 			return nil, err
 		}
 		n, k = binary.Uvarint(buf[at:])
 		if k <= 0 {
 			return nil, errors.New("staged rows are corrupt")
 		}
-		if r.url, at, err = str(n, at+k); err != nil {
+		if r.url, at, err = ref(n, at+k); err != nil {
 			return nil, err
 		}
 		n, k = binary.Uvarint(buf[at:])
@@ -323,7 +429,7 @@ func readBucket(b *spillFile) ([]lakeRow, error) {
 		}
 		at += k
 		if n > 0 {
-			if r.raw, at, err = str(n-1, at); err != nil {
+			if r.raw, at, err = ref(n-1, at); err != nil {
 				return nil, err
 			}
 		}
@@ -340,34 +446,37 @@ func readBucket(b *spillFile) ([]lakeRow, error) {
 		} else {
 			at++
 		}
-		rows = append(rows, r)
+		s.rows = append(s.rows, r)
 	}
-	return rows, nil
-}
-
-func rawKey(r *lakeRow) string {
-	if r.raw != "" {
-		return r.raw
-	}
-	return r.url
+	return s, nil
 }
 
 // dedupe sorts rows by (domain, url) and merges equal keys (L1, L2).
-func dedupe(rows []lakeRow) []lakeRow {
-	slices.SortFunc(rows, func(a, b lakeRow) int {
-		if c := strings.Compare(a.domain, b.domain); c != 0 {
+func (s *stagedRows) dedupe() {
+	str := s.str
+	slices.SortFunc(s.rows, func(a, b lakeRow) int {
+		if c := strings.Compare(str(a.domain), str(b.domain)); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.url, b.url); c != 0 {
+		if c := strings.Compare(str(a.url), str(b.url)); c != 0 {
 			return c
 		}
-		return strings.Compare(rawKey(&a), rawKey(&b)) // first raw wins
+		ra, rb := a.raw, b.raw
+		if ra&maxStagedString == 0 {
+			ra = a.url
+		}
+		if rb&maxStagedString == 0 {
+			rb = b.url
+		}
+		return strings.Compare(str(ra), str(rb)) // first raw wins
 	})
+	rows := s.rows
 	out := rows[:0]
 	for i := 0; i < len(rows); {
 		j := i + 1
 		keep := rows[i]
-		for ; j < len(rows) && rows[j].domain == keep.domain && rows[j].url == keep.url; j++ {
+		dom, url := str(keep.domain), str(keep.url)
+		for ; j < len(rows) && str(rows[j].domain) == dom && str(rows[j].url) == url; j++ {
 			if rows[j].hasTS && (!keep.hasTS || rows[j].ts > keep.ts) {
 				keep.ts, keep.hasTS = rows[j].ts, true
 			}
@@ -375,7 +484,7 @@ func dedupe(rows []lakeRow) []lakeRow {
 		out = append(out, keep)
 		i = j
 	}
-	return out
+	s.rows = out
 }
 
 // lakeSchema is the file schema of docs/format/lake.md.
@@ -442,18 +551,15 @@ func lakeProps(lay layout) *parquet.WriterProperties {
 // buckets, returning the file and its url_ids, sorted.
 func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay layout) (lakeFile, []uint64, error) {
 	f := lakeFile{Prefix: prefix, Name: name, Spans: map[string][]groupRows{}}
-	var rows []lakeRow
-	for _, b := range buckets {
-		r, err := readBucket(b)
-		if err != nil {
-			return f, nil, err
-		}
-		rows = append(rows, r...)
+	staged, err := readBuckets(buckets...)
+	if err != nil {
+		return f, nil, err
 	}
-	rows = dedupe(rows)
+	staged.dedupe()
+	rows := staged.rows
 	ids := make([]uint64, len(rows))
 	for i := range rows {
-		ids[i] = urlIDOf(rawKey(&rows[i]))
+		ids[i] = urlIDOf(staged.rawKey(i))
 	}
 	slices.Sort(ids)
 	out := bytes.NewBuffer(make([]byte, 0, 20*len(rows)+4096))
@@ -470,10 +576,11 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 		rawDefs, tsDefs, tss = rawDefs[:0], tsDefs[:0], tss[:0]
 		for i := range group {
 			r := &group[i]
-			domains = append(domains, parquet.ByteArray(r.domain))
-			urls = append(urls, parquet.ByteArray(r.url))
-			if r.raw != "" {
-				raws = append(raws, parquet.ByteArray(r.raw))
+			domain := staged.str(r.domain)
+			domains = append(domains, parquet.ByteArray(domain))
+			urls = append(urls, parquet.ByteArray(staged.str(r.url)))
+			if r.raw&maxStagedString != 0 {
+				raws = append(raws, parquet.ByteArray(staged.str(r.raw)))
 				rawDefs = append(rawDefs, 1)
 			} else {
 				rawDefs = append(rawDefs, 0)
@@ -484,13 +591,10 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 			} else {
 				tsDefs = append(tsDefs, 0)
 			}
-			// L3: spans as written. The key is an interned copy: r.domain
-			// points into the prefix's staged rows, which the spans outlive
-			// (a batch of many datasets kept every staged byte alive through
-			// them), and a batch of 63 datasets holds each domain's spans up
-			// to 63 times (at 15M URLs, 3.9M keys for 300k domains).
-			if r.domain != spanKey {
-				spanKey = unique.Make(r.domain).Value()
+			// L3: spans as written. The key is an interned copy (see
+			// interner): r.domain points into the staged rows.
+			if domain != spanKey {
+				spanKey = w.domains.intern(prefix, domain)
 			}
 			rg := uint32(f.RowGroups)
 			sp := f.Spans[spanKey]
@@ -566,13 +670,14 @@ func (w *lakeWriter) collisions(ids [][]uint64, prefixes []string) ([]collision,
 	}
 	urls := map[uint64][]string{}
 	for _, p := range prefixes {
-		rows, err := readBucket(w.buckets[p])
+		staged, err := readBuckets(w.buckets[p])
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range dedupe(rows) {
-			if id := urlIDOf(rawKey(&r)); dup[id] {
-				urls[id] = append(urls[id], strings.Clone(r.url))
+		staged.dedupe()
+		for i := range staged.rows {
+			if id := urlIDOf(staged.rawKey(i)); dup[id] {
+				urls[id] = append(urls[id], strings.Clone(staged.url(i)))
 			}
 		}
 	}

@@ -35,7 +35,7 @@ func writeTo(dir string, paths map[string]string) func(*lakeFile) error {
 // testLake returns a lake writer over a temporary work directory.
 func testLake(t *testing.T) (*lakeWriter, string) {
 	dir := t.TempDir()
-	w := newLakeWriter(dir)
+	w := newLakeWriter(dir, nil)
 	t.Cleanup(w.close)
 	return w, dir
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -38,6 +39,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		force     = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
 		quiet     = fs.Bool("quiet", false, "no progress on a terminal")
 		memLimit  = fs.Int("memory-limit-mb", 1536, "soft limit of the Go heap in MiB: the garbage collector works harder near it (0: none; GOMEMLIMIT, if set, wins)")
+		cpuProf   = fs.String("cpu-profile", "", "write a Go CPU profile of the whole ingest to this file (go tool pprof)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: dhsi ingest --dataset NAME [flags] FILE...\n       dhsi ingest --dataset-per-file [flags] FILE...\n\nNormalizes the URLs in FILEs (plain lists, CSV/TSV with a url column, JSON\nlines, CDX, CDXJ, Parquet; .gz and .zst are read), writes them to the Parquet\nlake and publishes a new index version. It may run while a server serves the\nsame store: the server picks up the new version without a restart. Every line\nthat is not ingested is counted by reason and kept in a rejects file.\n\nFlags:\n")
@@ -55,6 +57,17 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// collection: 2.1 GB peak for a 15M-URL build whose live set is
 		// far smaller
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(*memLimit) << 20))
+	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	batches := []ingest.Batch{{Dataset: *dataset, Source: *source, Files: fs.Args()}}
 	if *perFile {
