@@ -1,11 +1,9 @@
 package catalog
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/dhsi/dhsi/store"
 )
@@ -17,13 +15,7 @@ const blockSize = 256 << 10
 // blockCache is a bounded LRU of object blocks, keyed by object, ETag and
 // block number (objects are immutable: M1). Its size limit holds whatever is
 // read through it.
-type blockCache struct {
-	mu    sync.Mutex
-	limit int64 // bytes; INVARIANT: used <= limit after every insert
-	used  int64
-	lru   *list.List
-	items map[blockKey]*list.Element
-}
+type blockCache = lru[blockKey, []byte]
 
 type blockKey struct {
 	key   string
@@ -31,43 +23,11 @@ type blockKey struct {
 	block int64
 }
 
-type blockEntry struct {
-	k    blockKey
-	data []byte
-}
-
 func newBlockCache(limit int64) *blockCache {
 	if limit <= 0 {
 		limit = 256 << 20
 	}
-	return &blockCache{limit: limit, lru: list.New(), items: map[blockKey]*list.Element{}}
-}
-
-func (c *blockCache) get(k blockKey) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[k]; ok {
-		c.lru.MoveToFront(e)
-		return e.Value.(*blockEntry).data, true
-	}
-	return nil, false
-}
-
-func (c *blockCache) put(k blockKey, data []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[k]; ok {
-		return
-	}
-	c.items[k] = c.lru.PushFront(&blockEntry{k: k, data: data})
-	c.used += int64(len(data))
-	for c.used > c.limit && c.lru.Len() > 0 {
-		e := c.lru.Back()
-		be := e.Value.(*blockEntry)
-		c.lru.Remove(e)
-		delete(c.items, be.k)
-		c.used -= int64(len(be.data))
-	}
+	return newLRU(limit, func(_ blockKey, data []byte) int64 { return int64(len(data)) }, nil)
 }
 
 // rangeReader reads an object through the block cache with ranged GETs.

@@ -16,8 +16,8 @@ func TestRowCacheStaysWithinItsLimit(t *testing.T) {
 	c := newRowCache(100 << 10)
 	for i := 0; i < 200; i++ {
 		c.put(runKey{"urls/f.parquet", i, "example.com"}, run(50))
-		if c.bytes > c.limit {
-			t.Fatalf("after %d puts the cache holds %d bytes, over its limit %d", i+1, c.bytes, c.limit)
+		if c.used > c.limit {
+			t.Fatalf("after %d puts the cache holds %d bytes, over its limit %d", i+1, c.used, c.limit)
 		}
 	}
 	if _, ok := c.get(runKey{"urls/f.parquet", 0, "example.com"}); ok {

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -349,17 +348,11 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, rg int, d
 	return readDomainRows(fr, rg, domain, skip, want)
 }
 
-// readerCache is a bounded LRU of open Parquet readers. Lake files are
-// immutable (M1), so a reader never goes stale.
-type readerCache struct {
-	mu    sync.Mutex
-	limit int // INVARIANT: len(items) <= limit after every insert
-	lru   *list.List
-	items map[string]*list.Element
-}
+// readerCache is a bounded LRU of open Parquet readers (its limit counts
+// readers). Lake files are immutable (M1), so a reader never goes stale.
+type readerCache struct{ c *lru[string, *cachedReader] }
 
 type cachedReader struct {
-	key string
 	// mu is read-held by every query using r, write-held to close it after
 	// eviction. Queries share r: a reader's sources (a mapped file, the
 	// block cache's ReadAt) and arrow-go's row-group readers keep no
@@ -421,39 +414,27 @@ func runSearchStart(pages []pageStart, domain string) int64 {
 }
 
 func newReaderCache(limit int) *readerCache {
-	return &readerCache{limit: limit, lru: list.New(), items: map[string]*list.Element{}}
-}
-
-func (c *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*cachedReader, error) {
-	c.mu.Lock()
-	if e, ok := c.items[key]; ok {
-		c.lru.MoveToFront(e)
-		c.mu.Unlock()
-		return e.Value.(*cachedReader), nil
-	}
-	c.mu.Unlock()
-	r, err := open()
-	if err != nil {
-		return nil, err
-	}
-	cr := &cachedReader{key: key, r: r}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[key]; ok { // opened concurrently: keep the first
-		r.Close()
-		return e.Value.(*cachedReader), nil
-	}
-	c.items[key] = c.lru.PushFront(cr)
-	for c.lru.Len() > c.limit {
-		e := c.lru.Back()
-		old := e.Value.(*cachedReader)
-		c.lru.Remove(e)
-		delete(c.items, old.key)
+	one := func(string, *cachedReader) int64 { return 1 }
+	return &readerCache{newLRU(int64(limit), one, func(old *cachedReader) {
 		go func() { // close once no query holds it
 			old.mu.Lock()
 			old.r.Close()
 			old.mu.Unlock()
 		}()
+	})}
+}
+
+func (rc *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*cachedReader, error) {
+	if cr, ok := rc.c.get(key); ok {
+		return cr, nil
+	}
+	r, err := open()
+	if err != nil {
+		return nil, err
+	}
+	cr, loaded := rc.c.put(key, &cachedReader{r: r})
+	if loaded { // opened concurrently: keep the first
+		r.Close()
 	}
 	return cr, nil
 }

@@ -1,0 +1,79 @@
+package catalog
+
+import (
+	"container/list"
+	"sync"
+)
+
+// lru is a bounded least-recently-used map: the shape of every cache of the
+// URL index (remote blocks, open readers, decoded rows). Each entry has a
+// cost (bytes, or 1 to count entries).
+//
+// INVARIANT: used <= limit after every put, used being the sum of the held
+// entries' costs. An entry costing more than the whole limit is not kept
+// and evicts nothing; a limit <= 0 keeps nothing.
+type lru[K comparable, V any] struct {
+	mu      sync.Mutex
+	limit   int64
+	used    int64
+	lru     *list.List // of *lruEntry[K, V], most recent first
+	items   map[K]*list.Element
+	costOf  func(K, V) int64
+	evicted func(V) // called under the lock for each value evicted; may be nil
+}
+
+type lruEntry[K comparable, V any] struct {
+	k    K
+	v    V
+	cost int64
+}
+
+func newLRU[K comparable, V any](limit int64, costOf func(K, V) int64, evicted func(V)) *lru[K, V] {
+	return &lru[K, V]{limit: limit, lru: list.New(), items: map[K]*list.Element{}, costOf: costOf, evicted: evicted}
+}
+
+func (c *lru[K, V]) get(k K) (V, bool) {
+	var zero V
+	if c == nil || c.limit <= 0 {
+		return zero, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[k]
+	if !ok {
+		return zero, false
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*lruEntry[K, V]).v, true
+}
+
+// put keeps v under k unless k is held already, and returns what k holds
+// afterwards: v (loaded false), or the value that got there first (loaded
+// true), which callers racing to fill the same key then share.
+func (c *lru[K, V]) put(k K, v V) (held V, loaded bool) {
+	if c == nil || c.limit <= 0 {
+		return v, false
+	}
+	cost := c.costOf(k, v)
+	if cost > c.limit {
+		return v, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		return e.Value.(*lruEntry[K, V]).v, true
+	}
+	c.items[k] = c.lru.PushFront(&lruEntry[K, V]{k: k, v: v, cost: cost})
+	c.used += cost
+	for c.used > c.limit {
+		e := c.lru.Back()
+		old := e.Value.(*lruEntry[K, V])
+		c.lru.Remove(e)
+		delete(c.items, old.k)
+		c.used -= old.cost
+		if c.evicted != nil {
+			c.evicted(old.v)
+		}
+	}
+	return v, false
+}
