@@ -575,8 +575,7 @@ func findDomainRun(g *pqfile.RowGroupReader, c int, domain string, from int64) (
 // collector a fifth of a first page's cost. They are immutable like any
 // string, so a cached run may hold them.
 func readStrings(g *pqfile.RowGroupReader, c int, first, count int64) ([]string, []bool, error) {
-	vals, valid, err := readColumn[parquet.ByteArray, *pqfile.ByteArrayColumnChunkReader](g, c, first, count,
-		func(b parquet.ByteArray) parquet.ByteArray { return b })
+	vals, valid, err := readColumn[parquet.ByteArray, *pqfile.ByteArrayColumnChunkReader](g, c, first, count)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -598,7 +597,7 @@ func readStrings(g *pqfile.RowGroupReader, c int, first, count int64) ([]string,
 
 // readInt64s decodes rows [first, first+count) of an INT64 column.
 func readInt64s(g *pqfile.RowGroupReader, c int, first, count int64) ([]int64, []bool, error) {
-	return readColumn[int64, *pqfile.Int64ColumnChunkReader](g, c, first, count, func(v int64) int64 { return v })
+	return readColumn[int64, *pqfile.Int64ColumnChunkReader](g, c, first, count)
 }
 
 // batchReader is a typed column chunk reader of arrow-go (values of T).
@@ -609,11 +608,11 @@ type batchReader[T any] interface {
 
 // readColumn decodes rows [first, first+count) of column c, a column of
 // reader type R: it seeks to first, reads count levels and values, and
-// spreads the (dense) values, converted, over the rows whose definition
+// spreads the (dense) values over the rows whose definition
 // level says they are present. An absent column (c < 0) reads as nulls; a
 // column with fewer rows than asked for is an error.
-func readColumn[T any, R batchReader[T], V any](g *pqfile.RowGroupReader, c int, first, count int64, conv func(T) V) ([]V, []bool, error) {
-	out, valid := make([]V, count), make([]bool, count)
+func readColumn[T any, R batchReader[T]](g *pqfile.RowGroupReader, c int, first, count int64) ([]T, []bool, error) {
+	out, valid := make([]T, count), make([]bool, count)
 	if c < 0 {
 		return out, valid, nil
 	}
@@ -647,7 +646,7 @@ func readColumn[T any, R batchReader[T], V any](g *pqfile.RowGroupReader, c int,
 	for i := int64(0); i < total; i++ {
 		if maxDef == 0 || defs[i] == maxDef {
 			if vi < nv {
-				out[i] = conv(vals[vi])
+				out[i] = vals[vi]
 				valid[i] = true
 				vi++
 			}
