@@ -310,7 +310,7 @@ func (w *lakeWriter) finish(ctx context.Context, name string, lay layout, emit f
 		prefixes = append(prefixes, p)
 	}
 	sort.Strings(prefixes)
-	files := make([]lakeFile, len(prefixes))
+	out := make([]lakeFile, len(prefixes))
 	ids := make([][]uint64, len(prefixes)) // url_ids per file, sorted
 	errs := make([]error, len(prefixes))
 	parallel.ForEach(len(prefixes), runtime.GOMAXPROCS(0), func(i int) {
@@ -318,24 +318,24 @@ func (w *lakeWriter) finish(ctx context.Context, name string, lay layout, emit f
 			return
 		}
 		p := prefixes[i]
-		if files[i], ids[i], errs[i] = w.writePrefix(groups[p], name, p, lay); errs[i] != nil {
+		if out[i], ids[i], errs[i] = w.writePrefix(groups[p], name, p, lay); errs[i] != nil {
 			return
 		}
-		errs[i] = emit(&files[i])
-		files[i].Data = nil
+		errs[i] = emit(&out[i])
+		out[i].Data = nil
 	})
 	var written int64
 	for i, err := range errs {
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("write parquet for prefix %s: %w", prefixes[i], err)
 		}
-		written += files[i].Rows
+		written += out[i].Rows
 	}
 	cols, err := w.collisions(ids, all)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return files, cols, written, nil
+	return out, cols, written, nil
 }
 
 // stagedRows is one file's staged rows: their bytes, and per row where its
@@ -368,15 +368,20 @@ func (s *stagedRows) str(r strRef) string {
 	return unsafe.String(&s.buf[r>>24], n)
 }
 
-func (s *stagedRows) domain(i int) string { return s.str(s.rows[i].domain) }
-func (s *stagedRows) url(i int) string    { return s.str(s.rows[i].url) }
+func (s *stagedRows) url(i int) string { return s.str(s.rows[i].url) }
 
 // rawKey is the raw URL as ingested: raw, or url where they are equal.
-func (s *stagedRows) rawKey(i int) string {
-	if r := s.rows[i].raw; r&maxStagedString != 0 {
-		return s.str(r)
+func (s *stagedRows) rawKey(i int) string { return s.str(s.rows[i].rawRef()) }
+
+func (r *lakeRow) hasRaw() bool { return r.raw&maxStagedString != 0 }
+
+// rawRef is where the raw URL as ingested is: raw, or url where they are
+// equal.
+func (r *lakeRow) rawRef() strRef {
+	if r.hasRaw() {
+		return r.raw
 	}
-	return s.url(i)
+	return r.url
 }
 
 // readBuckets loads the staged rows of one file's buckets into one buffer.
@@ -461,14 +466,7 @@ func (s *stagedRows) dedupe() {
 		if c := strings.Compare(str(a.url), str(b.url)); c != 0 {
 			return c
 		}
-		ra, rb := a.raw, b.raw
-		if ra&maxStagedString == 0 {
-			ra = a.url
-		}
-		if rb&maxStagedString == 0 {
-			rb = b.url
-		}
-		return strings.Compare(str(ra), str(rb)) // first raw wins
+		return strings.Compare(str(a.rawRef()), str(b.rawRef())) // first raw wins
 	})
 	rows := s.rows
 	out := rows[:0]
@@ -579,7 +577,7 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 			domain := staged.str(r.domain)
 			domains = append(domains, parquet.ByteArray(domain))
 			urls = append(urls, parquet.ByteArray(staged.str(r.url)))
-			if r.raw&maxStagedString != 0 {
+			if r.hasRaw() {
 				raws = append(raws, parquet.ByteArray(staged.str(r.raw)))
 				rawDefs = append(rawDefs, 1)
 			} else {
