@@ -9,6 +9,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/sqlserver"
 )
 
 // URLIndexFuncs are the table functions over the URL index:
@@ -40,25 +41,28 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 		}
 		return ti
 	}
-	varchar, integer, bigint, ubigint, ts := t(duckdb.TYPE_VARCHAR), t(duckdb.TYPE_INTEGER), t(duckdb.TYPE_BIGINT), t(duckdb.TYPE_UBIGINT), t(duckdb.TYPE_TIMESTAMP)
+	varchar, integer, bigint := t(duckdb.TYPE_VARCHAR), t(duckdb.TYPE_INTEGER), t(duckdb.TYPE_BIGINT)
 
-	domainDatasets := duckdb.ChunkTableFunction{
-		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
-		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			cols := []duckdb.ColumnInfo{{Name: "dataset_id", T: integer}, {Name: "dataset", T: varchar}, {Name: "url_count", T: bigint}}
-			return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
-				return f.DomainDatasetsRows(ctx, args)
-			}}, nil
-		},
-	}
-	domainURLs := duckdb.ChunkTableFunction{
-		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, integer, bigint, bigint}},
-		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			cols := []duckdb.ColumnInfo{{Name: "url_id", T: ubigint}, {Name: "url", T: varchar}, {Name: "ts", T: ts}}
-			return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
-				return f.DomainURLsRows(ctx, args)
-			}}, nil
-		},
+	// the two lookups: DuckDB's table functions answer any SQL around them,
+	// and run the same Run as the server's native path (f.Native)
+	fns := map[string]duckdb.ChunkTableFunction{}
+	for name, nf := range f.Native() {
+		var argTypes []duckdb.TypeInfo
+		for _, a := range nf.Args {
+			argTypes = append(argTypes, t(a))
+		}
+		var cols []duckdb.ColumnInfo
+		for _, c := range nf.Columns {
+			cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(c.Type)})
+		}
+		fns[name] = duckdb.ChunkTableFunction{
+			Config: duckdb.TableFunctionConfig{Arguments: argTypes},
+			BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+				return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
+					return nf.Run(ctx, args)
+				}}, nil
+			},
+		}
 	}
 	datasets := duckdb.ChunkTableFunction{
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
@@ -74,7 +78,8 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 			}}, nil
 		},
 	}
-	for name, fn := range map[string]duckdb.ChunkTableFunction{"domain_datasets": domainDatasets, "domain_urls": domainURLs, "dhsi_datasets": datasets} {
+	fns["dhsi_datasets"] = datasets
+	for name, fn := range fns {
 		if err := duckdb.RegisterTableUDF(conn, name, fn); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
@@ -88,6 +93,25 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 		}
 	}
 	return nil
+}
+
+// Native returns domain_datasets and domain_urls as the server answers them
+// without DuckDB (sqlserver.NativeFunction): their one statement of
+// arguments and result columns, which RegisterURLIndex registers in DuckDB
+// too.
+func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
+	return map[string]sqlserver.NativeFunction{
+		"domain_datasets": {
+			Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
+			Columns: []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}},
+			Run:     f.DomainDatasetsRows,
+		},
+		"domain_urls": {
+			Args:    []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT},
+			Columns: []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT}, {Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}},
+			Run:     f.DomainURLsRows,
+		},
+	}
 }
 
 // DomainDatasetsRows computes domain_datasets(args[0]). The DuckDB table

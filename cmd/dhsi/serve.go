@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	duckdb "github.com/duckdb/duckdb-go/v2"
-
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/httpapi"
@@ -173,15 +171,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if native == nil {
 					return udf.RegisterURLIndex(ctx, db, funcs)
 				}
-				native["domain_datasets"] = sqlserver.NativeFunction{
-					Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
-					Columns: []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}},
-					Run:     funcs.DomainDatasetsRows,
-				}
-				native["domain_urls"] = sqlserver.NativeFunction{
-					Args:    []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT},
-					Columns: []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT}, {Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}},
-					Run:     funcs.DomainURLsRows,
+				for name, nf := range funcs.Native() {
+					native[name] = nf
 				}
 				return udf.RegisterURLIndex(ctx, db, funcs)
 			},
