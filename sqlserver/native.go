@@ -98,8 +98,12 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 			args = append(args, nativeArg{param: n})
 		case t.Is("NULL"):
 			return nil, pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[from+1].Text))
-		case t.Kind == pgsql.String && strings.HasPrefix(t.Text, "'"):
-			v, err := convertArg(strings.ReplaceAll(t.Text[1:len(t.Text)-1], "''", "'"), fn.Args[pos])
+		case t.Kind == pgsql.String:
+			lit, ok := t.StandardString()
+			if !ok {
+				return nil, nil // E'' and the like: DuckDB's business
+			}
+			v, err := convertArg(lit, fn.Args[pos])
 			if err != nil {
 				return nil, err
 			}

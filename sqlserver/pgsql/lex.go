@@ -66,6 +66,17 @@ func (t Token) IdentName() string {
 	return ""
 }
 
+// StandardString returns the value of a standard string literal ('...',
+// with ” for a quote). ok is false for anything else: another token, an
+// E”, B”, X” or $$ string, or an unterminated literal.
+func (t Token) StandardString() (value string, ok bool) {
+	s := t.Text
+	if t.Kind != String || len(s) < 2 || s[0] != '\'' || s[len(s)-1] != '\'' {
+		return "", false
+	}
+	return strings.ReplaceAll(s[1:len(s)-1], "''", "'"), true
+}
+
 // Lex splits src into tokens. It never fails: an unterminated literal or
 // comment runs to the end of the input (the engine reports the error).
 func Lex(src string) []Token {

@@ -522,11 +522,10 @@ func wrapRegex(lit string, insensitive bool) (string, bool) {
 // castLiteral applies rules 8 and 9 to the string literal toks[i] and returns
 // its replacement.
 func castLiteral(toks []Token, i int) (string, bool) {
-	lit := toks[i].Text
-	if len(lit) < 2 || lit[0] != '\'' || lit[len(lit)-1] != '\'' {
+	body, ok := toks[i].StandardString()
+	if !ok {
 		return "", false // E'', B'', X'', $$ and unterminated literals are kept
 	}
-	body := strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 	j := nextSignificant(toks, i)
 	if j < 0 || toks[j].Text != "::" {
 		return "", false
