@@ -10,13 +10,13 @@ import (
 // FuzzDecodePayload: arbitrary payload bytes never panic, and whatever
 // decodes re-encodes to the same bytes (the encoding is canonical).
 func FuzzDecodePayload(f *testing.F) {
-	f.Add(appendPayload(nil, 1, []keySpans{{2, Spans{{1, 0, 5}, {1, 1, 6}, {4, 0, 7}}}, {5, Spans{{3, 2, 1}}}}))
+	f.Add(appendPayload(nil, 1, []keySpans{{2, Spans{sp(1, 0, 5), sp(1, 1, 6), sp(4, 0, 7)}}, {5, Spans{spAt(3, 2, 1, 9)}}}, Version))
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 1, 1, 0, 0})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		if len(p) >= 4 { // give the CRC a chance to match
 			binary.LittleEndian.PutUint32(p, payloadCRC(1, p[4:]))
 		}
-		es, err := decodePayload(p, 1)
+		es, err := decodePayload(p, 1, Version)
 		if err != nil {
 			return
 		}
@@ -31,7 +31,7 @@ func FuzzDecodePayload(f *testing.F) {
 				t.Fatalf("Window skip %d past its first span %v", skip, w[0])
 			}
 		}
-		if got := appendPayload(nil, 1, keys); !bytes.Equal(got, p) {
+		if got := appendPayload(nil, 1, keys, Version); !bytes.Equal(got, p) {
 			t.Fatalf("decoded %+v re-encodes to %x, not %x", es, got, p)
 		}
 	})
@@ -41,6 +41,7 @@ func FuzzDecodePayload(f *testing.F) {
 func FuzzOpen(f *testing.F) {
 	s := writeShard(f, corpus(10), 3, false)
 	f.Add(s.idx, s.dat)
+	f.Add([]byte("PDX3"), []byte{})
 	f.Add([]byte("PDX2"), []byte{})
 	f.Fuzz(func(t *testing.T, idx, dat []byte) {
 		for _, load := range []bool{false, true} {
@@ -80,6 +81,9 @@ func FuzzRoundTrip(f *testing.F) {
 			spans := make(Spans, n)
 			for j := range spans {
 				spans[j] = Span{FileID: uint32(data[i+2]) + uint32(j/2), RowGroup: uint32(j), Rows: uint32(data[i+1])*1000 + 1}
+				if data[i]&2 != 0 {
+					spans[j].First, spans[j].HasFirst = uint32(data[i])*100, true
+				}
 			}
 			ps = append(ps, posting{d, ds, spans})
 		}

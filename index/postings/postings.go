@@ -13,7 +13,8 @@
 //	P2. Payloads are contiguous in entry order: the first starts at 0, each
 //	    starts where the previous ended, the last ends at dat_size.
 //	P3. One key's spans are strictly increasing by (file_id, row_group):
-//	    the order URLs are served in. Every span has rows >= 1.
+//	    the order URLs are served in. Every span has rows >= 1, and a span
+//	    whose first row is known ends within 2^32 rows (first + rows).
 //	P4. A key's url_count == the sum of its spans' rows.
 //	P5. Every idx block of `stride` entries and every payload carries a
 //	    CRC-32C; a payload's CRC also covers its domain_id, so a payload
@@ -31,10 +32,13 @@ import (
 	"github.com/dhsi/dhsi/index/internal/binio"
 )
 
-// Format constants; see docs/format/postings.md.
+// Format constants; see docs/format/postings.md. Writers write Version;
+// readers read it and version 2 (magic "PDX2"), whose spans do not record
+// their first row.
 const (
-	Magic         = "PDX2"
-	Version       = 2
+	Magic         = "PDX3"
+	Version       = 3
+	magicV2       = "PDX2"
 	headerSize    = 40
 	entrySize     = 20 // domain_id u64, payload_offset u64, payload_len u32
 	sparseSize    = 12 // domain_id u64, block CRC-32C u32
@@ -72,6 +76,12 @@ type Span struct {
 	FileID   uint32 // resolved through files.tsv
 	RowGroup uint32 // index of the row group within the file
 	Rows     uint32 // rows of this key in the row group, >= 1
+	// First is the row of the row group where the run starts, when
+	// HasFirst. A reader then goes straight to it; without it (version 2
+	// postings, or lake files that carry a domain column) the reader
+	// finds the run by scanning the group's domain column.
+	First    uint32
+	HasFirst bool
 }
 
 // Spans are one key's spans in serving order (P3).
@@ -172,6 +182,9 @@ func checkSpans(spans []Span) error {
 		if s.Rows == 0 {
 			return fmt.Errorf("span %d has no rows", i)
 		}
+		if s.HasFirst && uint64(s.First)+uint64(s.Rows) > 1<<32 {
+			return fmt.Errorf("span %d runs past row 2^32 of its row group", i)
+		}
 		if i > 0 && spanLess(spans[i-1], s) >= 0 {
 			return fmt.Errorf("span %d (file %d, row group %d) is not after span %d (file %d, row group %d)",
 				i, s.FileID, s.RowGroup, i-1, spans[i-1].FileID, spans[i-1].RowGroup)
@@ -195,8 +208,10 @@ func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 // uvarint url_count, uvarint span count, and the spans: zigzag file_id
 // delta from the previous span of the payload, uvarint row_group (delta
 // minus one after a span of the same key in the same file, else absolute),
+// in version 3 uvarint first_field (0: not recorded, else first row + 1),
 // and uvarint rows, omitted when the key has one span (it is url_count).
-func appendPayload(dst []byte, domainID uint64, keys []keySpans) []byte {
+// Version 2 has no first_field.
+func appendPayload(dst []byte, domainID uint64, keys []keySpans, version uint32) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	dst = binary.AppendUvarint(dst, uint64(len(keys)))
@@ -218,6 +233,13 @@ func appendPayload(dst []byte, domainID uint64, keys []keySpans) []byte {
 			} else {
 				dst = binary.AppendUvarint(dst, uint64(sp.RowGroup))
 			}
+			if version >= 3 {
+				first := uint64(0)
+				if sp.HasFirst {
+					first = uint64(sp.First) + 1
+				}
+				dst = binary.AppendUvarint(dst, first)
+			}
 			if len(ks.spans) > 1 {
 				dst = binary.AppendUvarint(dst, uint64(sp.Rows))
 			}
@@ -235,8 +257,8 @@ func payloadCRC(domainID uint64, body []byte) uint32 {
 }
 
 // decodePayload checks a payload's CRC against its domain and decodes it,
-// enforcing P1 (datasets), P3 and P4.
-func decodePayload(p []byte, domainID uint64) ([]Entry, error) {
+// enforcing P1 (datasets), P3 and P4. version is the shard's (2 or 3).
+func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
 	if len(p) < minPayload {
 		return nil, corruptf("payload of %d bytes is too short", len(p))
 	}
@@ -289,6 +311,14 @@ func decodePayload(p []byte, domainID uint64) ([]Entry, error) {
 			if fid < 0 || fid > u32 {
 				return nil, corruptf("dataset %d span %d file id out of range", k, i)
 			}
+			var first uint64
+			if version >= 3 {
+				f, ok := next(u32 + 1)
+				if !ok {
+					return nil, corruptf("dataset %d span %d first row is malformed", k, i)
+				}
+				first = f
+			}
 			rows := urlCount
 			if nSpans > 1 {
 				r, ok := next(u32)
@@ -300,6 +330,12 @@ func decodePayload(p []byte, domainID uint64) ([]Entry, error) {
 				return nil, corruptf("dataset %d: %d rows in one span", k, rows)
 			}
 			s := Span{FileID: uint32(fid), RowGroup: uint32(rg), Rows: uint32(rows)}
+			if first > 0 {
+				if first-1+rows > 1<<32 {
+					return nil, corruptf("dataset %d span %d runs past row 2^32", k, i)
+				}
+				s.First, s.HasFirst = uint32(first-1), true
+			}
 			if i > 0 {
 				prev := spans[i-1]
 				if s.FileID == prev.FileID {

@@ -57,6 +57,14 @@ func writeShard(t testing.TB, ps []posting, stride uint32, streaming bool) shard
 	return shard{ib.Bytes(), db.Bytes()}
 }
 
+// sp is a span whose first row is not recorded (as in version 2).
+func sp(file, rowGroup, rows uint32) Span { return Span{FileID: file, RowGroup: rowGroup, Rows: rows} }
+
+// spAt is a span starting at row first of its row group.
+func spAt(file, rowGroup, rows, first uint32) Span {
+	return Span{FileID: file, RowGroup: rowGroup, Rows: rows, First: first, HasFirst: true}
+}
+
 func corpus(domains int) []posting {
 	var ps []posting
 	indextest.Corpus{Domains: domains, Datasets: 64, Seed: 7}.Each(func(d uint64, ds []uint32, sp [][]indextest.Span) {
@@ -72,7 +80,7 @@ func corpus(domains int) []posting {
 }
 
 func TestWindow(t *testing.T) {
-	s := Spans{{1, 0, 10}, {1, 1, 5}, {2, 0, 20}}
+	s := Spans{sp(1, 0, 10), sp(1, 1, 5), sp(2, 0, 20)}
 	cases := []struct {
 		name          string
 		offset, limit uint64
@@ -108,33 +116,102 @@ func TestPayloadRoundTrip(t *testing.T) {
 		name string
 		keys []keySpans
 	}{
-		{"one span in file zero row group zero", []keySpans{{0, Spans{{0, 0, 1}}}}},
-		{"consecutive row groups of one file", []keySpans{{4, Spans{{5, 0, 100}, {5, 1, 100}, {5, 2, 3}}}}},
-		{"row groups with gaps across files", []keySpans{{4, Spans{{5, 7, 1}, {5, 9, 2}, {9, 0, 3}, {70000, 3, 4}}}}},
-		{"datasets whose files go down", []keySpans{{1, Spans{{900, 0, 2}}}, {2, Spans{{3, 1, 1}, {3, 2, 5}}}, {1<<32 - 1, Spans{{0, 0, 1}}}}},
-		{"the largest values of every field", []keySpans{{4, Spans{{0, 1<<32 - 2, 1<<32 - 1}, {0, 1<<32 - 1, 1}, {1<<32 - 1, 1<<32 - 1, 1<<32 - 1}}}}},
+		{"one span in file zero row group zero", []keySpans{{0, Spans{sp(0, 0, 1)}}}},
+		{"consecutive row groups of one file", []keySpans{{4, Spans{sp(5, 0, 100), sp(5, 1, 100), sp(5, 2, 3)}}}},
+		{"row groups with gaps across files", []keySpans{{4, Spans{sp(5, 7, 1), sp(5, 9, 2), sp(9, 0, 3), sp(70000, 3, 4)}}}},
+		{"datasets whose files go down", []keySpans{{1, Spans{sp(900, 0, 2)}}, {2, Spans{sp(3, 1, 1), sp(3, 2, 5)}}, {1<<32 - 1, Spans{sp(0, 0, 1)}}}},
+		{"the largest values of every field", []keySpans{{4, Spans{sp(0, 1<<32 - 2, 1<<32 - 1), sp(0, 1<<32 - 1, 1), sp(1<<32 - 1, 1<<32 - 1, 1<<32 - 1)}}}},
+		{"first rows, known and not", []keySpans{{2, Spans{spAt(7, 0, 30, 16354), spAt(7, 1, 12, 0), sp(8, 0, 3)}}, {3, Spans{spAt(7, 2, 1, 0)}}}},
+		{"the largest first row", []keySpans{{4, Spans{spAt(0, 0, 1, 1<<32 - 2), spAt(0, 1, 1<<32 - 1, 1)}}}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p := appendPayload(nil, 3, c.keys)
-			got, err := decodePayload(p, 3)
-			if err != nil || len(got) != len(c.keys) {
-				t.Fatalf("decode = %+v, %v; want %+v", got, err, c.keys)
-			}
-			for i, k := range c.keys {
-				if got[i].DatasetID != k.datasetID || got[i].URLCount != k.spans.Rows() || !slices.Equal(got[i].spans, k.spans) {
-					t.Fatalf("key %d = %+v, want %+v", i, got[i], k)
+		for _, version := range []uint32{2, Version} {
+			t.Run(fmt.Sprintf("%s/v%d", c.name, version), func(t *testing.T) {
+				p := appendPayload(nil, 3, c.keys, version)
+				got, err := decodePayload(p, 3, version)
+				if err != nil || len(got) != len(c.keys) {
+					t.Fatalf("decode = %+v, %v; want %+v", got, err, c.keys)
 				}
+				for i, k := range c.keys {
+					want := k.spans
+					if version == 2 { // version 2 does not record first rows
+						want = slices.Clone(want)
+						for j := range want {
+							want[j].First, want[j].HasFirst = 0, false
+						}
+					}
+					if got[i].DatasetID != k.datasetID || got[i].URLCount != k.spans.Rows() || !slices.Equal(got[i].spans, want) {
+						t.Fatalf("key %d = %+v, want %+v", i, got[i], want)
+					}
+				}
+				if _, err := decodePayload(p, 4, version); !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("payload read under another domain: err = %v, want ErrCorrupt", err)
+				}
+			})
+		}
+	}
+}
+
+// TestVersion2ShardsRead: a shard written before first rows were recorded
+// reads, its spans without first rows, and merges into a current shard.
+func TestVersion2ShardsRead(t *testing.T) {
+	ps := corpus(50)
+	var ib, db bytes.Buffer
+	w, err := NewWriterConfig(&ib, &db, Config{version: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if err := w.Add(p.d, p.ds, p.spans); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if string(ib.Bytes()[:4]) != "PDX2" {
+		t.Fatalf("magic %q", ib.Bytes()[:4])
+	}
+	old := shard{ib.Bytes(), db.Bytes()}.open(t, Options{})
+	if old.FormatVersion() != 2 {
+		t.Fatalf("FormatVersion = %d", old.FormatVersion())
+	}
+	if err := old.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		e, ok, err := old.Lookup(p.d, p.ds)
+		if err != nil || !ok {
+			t.Fatalf("Lookup(%d, %d) = %v, %v", p.d, p.ds, ok, err)
+		}
+		got, _ := old.Payload(e)
+		for i, s := range got {
+			want := p.spans[i]
+			if s.HasFirst || s.FileID != want.FileID || s.RowGroup != want.RowGroup || s.Rows != want.Rows {
+				t.Fatalf("span %d of (%d, %d) = %+v, want %+v without its first row", i, p.d, p.ds, s, want)
 			}
-			if _, err := decodePayload(p, 4); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("payload read under another domain: err = %v, want ErrCorrupt", err)
-			}
-		})
+		}
+	}
+	// a newer batch (with first rows) merged with the old shard
+	newer := []posting{{ps[0].d, ps[0].ds, Spans{spAt(1<<31, 0, 5, 100)}}}
+	var mi, md bytes.Buffer
+	mw := NewWriter(&mi, &md)
+	if err := Merge(mw, old, writeShard(t, newer, 0, false).open(t, Options{})); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m := shard{mi.Bytes(), md.Bytes()}.open(t, Options{LoadIndex: true})
+	e, _, _ := m.Lookup(ps[0].d, ps[0].ds)
+	got, _ := m.Payload(e)
+	if last := got[len(got)-1]; last != newer[0].spans[0] || got[0].HasFirst || m.FormatVersion() != Version {
+		t.Fatalf("merged spans %+v (version %d)", got, m.FormatVersion())
 	}
 }
 
 func TestWriterRejects(t *testing.T) {
-	ok := Spans{{1, 1, 1}}
+	ok := Spans{sp(1, 1, 1)}
 	cases := []struct {
 		name string
 		ps   []posting
@@ -143,9 +220,9 @@ func TestWriterRejects(t *testing.T) {
 		{"a smaller dataset id of the same domain is rejected", []posting{{1, 2, ok}, {1, 1, ok}}},
 		{"a smaller domain id is rejected", []posting{{2, 0, ok}, {1, 9, ok}}},
 		{"a key without spans is rejected", []posting{{1, 1, nil}}},
-		{"spans out of order are rejected", []posting{{1, 1, Spans{{2, 0, 1}, {1, 0, 1}}}}},
-		{"the same row group twice is rejected", []posting{{1, 1, Spans{{2, 0, 1}, {2, 0, 1}}}}},
-		{"a span with no rows is rejected", []posting{{1, 1, Spans{{2, 0, 0}}}}},
+		{"spans out of order are rejected", []posting{{1, 1, Spans{sp(2, 0, 1), sp(1, 0, 1)}}}},
+		{"the same row group twice is rejected", []posting{{1, 1, Spans{sp(2, 0, 1), sp(2, 0, 1)}}}},
+		{"a span with no rows is rejected", []posting{{1, 1, Spans{sp(2, 0, 0)}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -168,8 +245,8 @@ func TestWriterRejects(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	ps := corpus(300)
-	edge := []posting{{0, 5, Spans{{1, 1, 1}}}, {1, 0, Spans{{1, 2, 2}}}, {1, 1, Spans{{2, 0, 3}}},
-		{3, 7, Spans{{3, 0, 4}}}, {3, 8, Spans{{3, 1, 5}}}, {3, 9, Spans{{3, 2, 6}}}, {9, 1, Spans{{4, 0, 7}}}}
+	edge := []posting{{0, 5, Spans{sp(1, 1, 1)}}, {1, 0, Spans{sp(1, 2, 2)}}, {1, 1, Spans{sp(2, 0, 3)}},
+		{3, 7, Spans{sp(3, 0, 4)}}, {3, 8, Spans{sp(3, 1, 5)}}, {3, 9, Spans{sp(3, 2, 6)}}, {9, 1, Spans{sp(4, 0, 7)}}}
 	cases := []struct {
 		name   string
 		ps     []posting
@@ -304,8 +381,8 @@ func TestOpenRejects(t *testing.T) {
 		edit func(s shard) shard
 		want error
 	}{
-		{"version 3 is rejected as unknown", func(s shard) shard {
-			binary.LittleEndian.PutUint32(s.idx[4:], 3)
+		{"version 4 is rejected as unknown", func(s shard) shard {
+			binary.LittleEndian.PutUint32(s.idx[4:], 4)
 			fixHeader(s.idx)
 			return s
 		}, ErrVersion},
@@ -391,20 +468,20 @@ func TestMerge(t *testing.T) {
 		err     error
 	}{
 		{"disjoint sources interleave by key", [][]posting{
-			{{1, 1, Spans{{1, 0, 1}}}, {3, 0, Spans{{1, 1, 2}}}},
-			{{1, 2, Spans{{2, 0, 3}}}, {2, 9, Spans{{2, 1, 4}}}},
-		}, []posting{{1, 1, Spans{{1, 0, 1}}}, {1, 2, Spans{{2, 0, 3}}}, {2, 9, Spans{{2, 1, 4}}}, {3, 0, Spans{{1, 1, 2}}}}, nil},
+			{{1, 1, Spans{sp(1, 0, 1)}}, {3, 0, Spans{sp(1, 1, 2)}}},
+			{{1, 2, Spans{sp(2, 0, 3)}}, {2, 9, Spans{sp(2, 1, 4)}}},
+		}, []posting{{1, 1, Spans{sp(1, 0, 1)}}, {1, 2, Spans{sp(2, 0, 3)}}, {2, 9, Spans{sp(2, 1, 4)}}, {3, 0, Spans{sp(1, 1, 2)}}}, nil},
 		{"an equal key gets one payload with its spans re-sorted", [][]posting{
-			{{5, 5, Spans{{10, 0, 1}, {12, 3, 2}}}},
-			{{5, 5, Spans{{11, 0, 4}, {12, 4, 8}}}},
-		}, []posting{{5, 5, Spans{{10, 0, 1}, {11, 0, 4}, {12, 3, 2}, {12, 4, 8}}}}, nil},
+			{{5, 5, Spans{sp(10, 0, 1), sp(12, 3, 2)}}},
+			{{5, 5, Spans{sp(11, 0, 4), sp(12, 4, 8)}}},
+		}, []posting{{5, 5, Spans{sp(10, 0, 1), sp(11, 0, 4), sp(12, 3, 2), sp(12, 4, 8)}}}, nil},
 		{"three sources sharing a key all contribute", [][]posting{
-			{{5, 5, Spans{{3, 0, 1}}}}, {{5, 5, Spans{{1, 0, 1}}}}, {{5, 5, Spans{{2, 0, 1}}}, {6, 0, Spans{{2, 1, 1}}}},
-		}, []posting{{5, 5, Spans{{1, 0, 1}, {2, 0, 1}, {3, 0, 1}}}, {6, 0, Spans{{2, 1, 1}}}}, nil},
-		{"an empty source leaves the other unchanged", [][]posting{nil, {{1, 1, Spans{{1, 0, 1}}}}},
-			[]posting{{1, 1, Spans{{1, 0, 1}}}}, nil},
+			{{5, 5, Spans{sp(3, 0, 1)}}}, {{5, 5, Spans{sp(1, 0, 1)}}}, {{5, 5, Spans{sp(2, 0, 1)}}, {6, 0, Spans{sp(2, 1, 1)}}},
+		}, []posting{{5, 5, Spans{sp(1, 0, 1), sp(2, 0, 1), sp(3, 0, 1)}}, {6, 0, Spans{sp(2, 1, 1)}}}, nil},
+		{"an empty source leaves the other unchanged", [][]posting{nil, {{1, 1, Spans{sp(1, 0, 1)}}}},
+			[]posting{{1, 1, Spans{sp(1, 0, 1)}}}, nil},
 		{"the same row group under one key in two sources is an error", [][]posting{
-			{{5, 5, Spans{{10, 0, 1}}}}, {{5, 5, Spans{{10, 0, 1}}}},
+			{{5, 5, Spans{sp(10, 0, 1)}}}, {{5, 5, Spans{sp(10, 0, 1)}}},
 		}, nil, ErrDuplicateSpan},
 	}
 	for _, c := range cases {

@@ -21,6 +21,7 @@ type Options struct {
 
 // Reader reads one shard.
 type Reader struct {
+	version  uint32 // 2 or 3 (Version)
 	idx, dat io.ReaderAt
 	n        uint64 // domains
 	datSize  uint64
@@ -53,19 +54,25 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 		return nil, readErr("idx header", err)
 	}
 	le := binary.LittleEndian
-	if string(h[:4]) != Magic {
+	var version uint32
+	switch string(h[:4]) {
+	case Magic:
+		version = Version
+	case magicV2:
+		version = 2
+	default:
 		if string(h[:3]) == "PDX" {
-			return nil, fmt.Errorf("%w: magic %q (this reader knows %q; rebuild the index with this version's dhsi ingest)", ErrVersion, h[:4], Magic)
+			return nil, fmt.Errorf("%w: magic %q (this reader knows %q and %q; rebuild the index with this version's dhsi ingest)", ErrVersion, h[:4], magicV2, Magic)
 		}
 		return nil, corruptf("bad magic %q", h[:4])
 	}
-	if v := le.Uint32(h[4:]); v != Version {
-		return nil, fmt.Errorf("%w: version %d (this reader knows %d)", ErrVersion, v, Version)
+	if v := le.Uint32(h[4:]); v != version {
+		return nil, fmt.Errorf("%w: version %d under magic %q", ErrVersion, v, h[:4])
 	}
 	if got, want := binio.CRC(h[:36]), le.Uint32(h[36:]); got != want {
 		return nil, corruptf("header checksum %08x, want %08x", got, want)
 	}
-	r := &Reader{idx: idx, dat: dat, n: le.Uint64(h[8:]), datSize: le.Uint64(h[16:]), stride: uint64(le.Uint32(h[24:]))}
+	r := &Reader{version: version, idx: idx, dat: dat, n: le.Uint64(h[8:]), datSize: le.Uint64(h[16:]), stride: uint64(le.Uint32(h[24:]))}
 	if le.Uint32(h[28:]) != 0 {
 		return nil, corruptf("reserved header field is not zero")
 	}
@@ -119,6 +126,10 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 	}
 	return r, nil
 }
+
+// FormatVersion is the shard's format version: 2 (spans without first
+// rows) or Version.
+func (r *Reader) FormatVersion() uint32 { return r.version }
 
 // Len is the number of domains in the shard.
 func (r *Reader) Len() uint64 { return r.n }
@@ -213,7 +224,7 @@ func (r *Reader) payload(e idxEntry) ([]Entry, error) {
 	if err != nil {
 		return nil, readErr(fmt.Sprintf("payload of domain %d", e.DomainID), err)
 	}
-	out, err := decodePayload(p, e.DomainID)
+	out, err := decodePayload(p, e.DomainID, r.version)
 	if err != nil {
 		return nil, fmt.Errorf("payload of domain %d: %w", e.DomainID, err)
 	}

@@ -17,12 +17,18 @@ type Config struct {
 	// sparse index holds one 12-byte key+CRC per block and a lookup reads
 	// one block, so the stride trades Open size against bytes per lookup.
 	SparseStride uint32
+	// version is the format written: Version, or 2 in tests of readers
+	// of older shards.
+	version uint32
 }
 
 // Defaults fills unset fields.
 func (c Config) Defaults() Config {
 	if c.SparseStride == 0 {
 		c.SparseStride = DefaultStride
+	}
+	if c.version == 0 {
+		c.version = Version
 	}
 	return c
 }
@@ -48,6 +54,7 @@ type Writer struct {
 	dat      *bufio.Writer
 	datOff   uint64
 	stride   uint32
+	version  uint32
 	n        uint64 // domains written
 	sparse   []byte
 	blockCRC uint32
@@ -72,7 +79,7 @@ func NewWriterConfig(idx, dat io.Writer, cfg Config) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w := &Writer{idx: binio.NewSink(idx), dat: bufio.NewWriterSize(dat, 256<<10), stride: cfg.SparseStride}
+	w := &Writer{idx: binio.NewSink(idx), dat: bufio.NewWriterSize(dat, 256<<10), stride: cfg.SparseStride, version: cfg.version}
 	var hdr [headerSize]byte // placeholder; Close writes the real one
 	_, w.err = w.idx.Write(hdr[:])
 	return w, nil
@@ -113,7 +120,7 @@ func (w *Writer) Add(domainID uint64, datasetID uint32, spans []Span) error {
 
 // flushDomain writes the collected domain's payload and idx entry.
 func (w *Writer) flushDomain() error {
-	w.payload = appendPayload(w.payload[:0], w.domain, w.keys)
+	w.payload = appendPayload(w.payload[:0], w.domain, w.keys, w.version)
 	if len(w.payload) > 1<<32-1 {
 		w.err = fmt.Errorf("%w: domain %d: payload of %d bytes", ErrInput, w.domain, len(w.payload))
 		return w.err
@@ -171,8 +178,12 @@ func (w *Writer) Close() error {
 	}
 	var hdr [headerSize]byte
 	le := binary.LittleEndian
-	copy(hdr[:], Magic)
-	le.PutUint32(hdr[4:], Version)
+	if w.version == 2 {
+		copy(hdr[:], magicV2)
+	} else {
+		copy(hdr[:], Magic)
+	}
+	le.PutUint32(hdr[4:], w.version)
 	le.PutUint64(hdr[8:], w.n)
 	le.PutUint64(hdr[16:], w.datOff)
 	le.PutUint32(hdr[24:], w.stride)

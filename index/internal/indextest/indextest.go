@@ -94,7 +94,11 @@ func Domains(n int, seed uint64) []string {
 
 // Span mirrors postings.Span without importing it (postings' tests import
 // this package).
-type Span struct{ FileID, RowGroup, Rows uint32 }
+type Span struct {
+	FileID, RowGroup, Rows uint32
+	First                  uint32 // the run's first row in the group, when HasFirst
+	HasFirst               bool
+}
 
 // Posting is one (domain, dataset) pair with its spans.
 type Posting struct {
@@ -167,7 +171,13 @@ func (c Corpus) Each(fn func(domainID uint64, datasets []uint32, spans [][]Span)
 					break
 				}
 				left -= rows
-				s = append(s, Span{FileID: file, RowGroup: rg, Rows: uint32(rows)})
+				// three in four spans record their first row, as postings
+				// written since version 3 do; the rest are older spans
+				sp := Span{FileID: file, RowGroup: rg, Rows: uint32(rows)}
+				if d%4 != 0 {
+					sp.First, sp.HasFirst = uint32(left%16384), true
+				}
+				s = append(s, sp)
 				if r.IntN(2) == 0 {
 					file += 1 + uint32(r.IntN(50))
 					rg = uint32(r.IntN(4))
