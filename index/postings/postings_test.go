@@ -120,9 +120,9 @@ func TestPayloadRoundTrip(t *testing.T) {
 		{"consecutive row groups of one file", []keySpans{{4, Spans{sp(5, 0, 100), sp(5, 1, 100), sp(5, 2, 3)}}}},
 		{"row groups with gaps across files", []keySpans{{4, Spans{sp(5, 7, 1), sp(5, 9, 2), sp(9, 0, 3), sp(70000, 3, 4)}}}},
 		{"datasets whose files go down", []keySpans{{1, Spans{sp(900, 0, 2)}}, {2, Spans{sp(3, 1, 1), sp(3, 2, 5)}}, {1<<32 - 1, Spans{sp(0, 0, 1)}}}},
-		{"the largest values of every field", []keySpans{{4, Spans{sp(0, 1<<32 - 2, 1<<32 - 1), sp(0, 1<<32 - 1, 1), sp(1<<32 - 1, 1<<32 - 1, 1<<32 - 1)}}}},
+		{"the largest values of every field", []keySpans{{4, Spans{sp(0, 1<<32-2, 1<<32-1), sp(0, 1<<32-1, 1), sp(1<<32-1, 1<<32-1, 1<<32-1)}}}},
 		{"first rows, known and not", []keySpans{{2, Spans{spAt(7, 0, 30, 16354), spAt(7, 1, 12, 0), sp(8, 0, 3)}}, {3, Spans{spAt(7, 2, 1, 0)}}}},
-		{"the largest first row", []keySpans{{4, Spans{spAt(0, 0, 1, 1<<32 - 2), spAt(0, 1, 1<<32 - 1, 1)}}}},
+		{"the largest first row", []keySpans{{4, Spans{spAt(0, 0, 1, 1<<32-2), spAt(0, 1, 1<<32-1, 1)}}}},
 	}
 	for _, c := range cases {
 		for _, version := range []uint32{2, Version} {
