@@ -22,6 +22,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dhsi/dhsi/ingest"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
 	"github.com/dhsi/dhsi/store/s3store"
@@ -372,7 +373,7 @@ func (r *Result) runPG(ctx context.Context, o Options, storeDir string, queries 
 	if _, err := conn.Exec(ctx, "CREATE TABLE urls (domain text NOT NULL, dataset_id int NOT NULL, url text NOT NULL)"); err != nil {
 		return err
 	}
-	rows, err := duck.QueryContext(ctx, fmt.Sprintf("SELECT domain, dataset_id::INTEGER, url FROM read_parquet('%s', hive_partitioning = true)", storeDir+lakeGlob))
+	rows, err := duck.QueryContext(ctx, fmt.Sprintf("SELECT %s, dataset_id::INTEGER, url FROM read_parquet('%s', hive_partitioning = true)", ingest.LakeDomainSQL, storeDir+lakeGlob))
 	if err != nil {
 		return err
 	}
@@ -435,7 +436,9 @@ func (r *Result) runDuck(ctx context.Context, o Options, storeDir string, querie
 		return err
 	}
 	defer db.Close()
-	src := fmt.Sprintf("read_parquet('%s', hive_partitioning = true)", storeDir+lakeGlob)
+	// the lake stores a row's domain as an offset into its URL: DuckDB
+	// derives it for every row it scans (no min/max pruning by domain)
+	src := fmt.Sprintf("(SELECT dataset_id, url, %s AS domain FROM read_parquet('%s', hive_partitioning = true))", ingest.LakeDomainSQL, storeDir+lakeGlob)
 	dd, err := db.PrepareContext(ctx, "SELECT dataset_id, count(*) FROM "+src+" WHERE domain = ? GROUP BY 1")
 	if err != nil {
 		return err

@@ -271,7 +271,11 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 		if !ok {
 			return nil, 0, fmt.Errorf("postings name file %d, which files.tsv lacks", sp.FileID)
 		}
-		got, n, err := s.x.readRowGroup(ctx, f.Path, int(sp.RowGroup), domain, int64(skip), room, int64(sp.Rows))
+		first := int64(-1) // version 2 postings: found by scanning the domain column
+		if sp.HasFirst {
+			first = int64(sp.First)
+		}
+		got, n, err := s.x.readRowGroup(ctx, f.Path, int(sp.RowGroup), domain, first, int64(skip), room, int64(sp.Rows))
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s row group %d: %w", f.Path, sp.RowGroup, err)
 		}
@@ -285,13 +289,14 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 }
 
 // readRowGroup reads up to want rows, after skip, of one domain's rows in
-// one row group of a lake file (runRows of them, per the postings): a local
-// file read in place, or byte ranges from the store. Open readers (a parsed
+// one row group of a lake file (runRows of them from row first, per the
+// postings; first < 0 when they do not say): a local file read in place,
+// or byte ranges from the store. Open readers (a parsed
 // footer each) are kept in a bounded cache: parsing the footer again on
 // every page was most of a first page's cost. Runs of up to maxCachedRun
 // rows are decoded whole and kept in the row cache; longer ones are decoded
 // a page at a time.
-func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain string, skip, want, runRows int64) ([]URLRow, int64, error) {
+func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain string, first, skip, want, runRows int64) ([]URLRow, int64, error) {
 	cacheable := x.rows != nil && x.rows.limit > 0 && runRows <= maxCachedRun
 	if cacheable {
 		k := runKey{key, rg, domain}
@@ -299,7 +304,7 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain 
 		if !ok {
 			var n int64
 			var err error
-			if run, n, err = x.readRowGroupDirect(ctx, key, rg, domain, 0, -1); err != nil {
+			if run, n, err = x.readRowGroupDirect(ctx, key, rg, domain, first, runRows, 0, -1); err != nil {
 				return nil, 0, err
 			}
 			if n != int64(len(run)) {
@@ -319,10 +324,10 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain 
 		}
 		return run[skip:end:end], n, nil
 	}
-	return x.readRowGroupDirect(ctx, key, rg, domain, skip, want)
+	return x.readRowGroupDirect(ctx, key, rg, domain, first, runRows, skip, want)
 }
 
-func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, rg int, domain string, skip, want int64) ([]URLRow, int64, error) {
+func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, rg int, domain string, first, runRows, skip, want int64) ([]URLRow, int64, error) {
 	fr, err := x.readers.get(key, func() (*pqfile.Reader, error) {
 		if x.local != nil {
 			p, err := x.local(key)
@@ -345,7 +350,7 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, rg int, d
 	}
 	fr.mu.RLock()
 	defer fr.mu.RUnlock()
-	return readDomainRows(fr, rg, domain, skip, want)
+	return readDomainRows(fr, rg, domain, first, runRows, skip, want)
 }
 
 // readerCache is a bounded LRU of open Parquet readers (its limit counts
@@ -443,13 +448,13 @@ func (rc *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*ca
 // row group rg, after skipping the first skip of them, and how many rows the
 // domain has in the group (the caller checks it against the postings).
 //
-// Files are sorted by domain (L1), so the domain's rows are one run: the
-// domain column is scanned in chunks, comparing bytes without allocating,
-// until the run ends; the other columns skip to the first wanted row and
-// decode only the rows returned. A first page of a domain that shares its
-// row group with thousands of others no longer turns every row of the group
-// into Go strings.
-func readDomainRows(cr *cachedReader, rg int, domain string, skip, want int64) ([]URLRow, int64, error) {
+// Files are sorted by domain (L1), so the domain's rows are one run. Where
+// the postings say where it starts (first >= 0, version 3), its runRows
+// rows are taken from there; otherwise (lake files written before version
+// 3, which store the domain per row) the domain column is scanned in
+// chunks, comparing bytes without allocating, until the run ends. The other
+// columns skip to the first wanted row and decode only the rows returned.
+func readDomainRows(cr *cachedReader, rg int, domain string, first, runRows, skip, want int64) ([]URLRow, int64, error) {
 	r := cr.r
 	if rg < 0 || rg >= r.NumRowGroups() {
 		return nil, 0, fmt.Errorf("row group %d out of range (file has %d)", rg, r.NumRowGroups())
@@ -457,14 +462,19 @@ func readDomainRows(cr *cachedReader, rg int, domain string, skip, want int64) (
 	schema := r.MetaData().Schema
 	col := func(name string) int { return schema.ColumnIndexByName(name) }
 	g := r.RowGroup(rg)
-	domainCol := col("domain")
-	var from int64
-	if domainCol >= 0 {
-		from = runSearchStart(cr.domainPages(rg, domainCol), domain)
-	}
-	lo, n, err := findDomainRun(g, domainCol, domain, from)
-	if err != nil {
-		return nil, 0, fmt.Errorf("domain column: %w", err)
+	lo, n := first, runRows
+	if first < 0 {
+		domainCol := col("domain")
+		var from int64
+		if domainCol >= 0 {
+			from = runSearchStart(cr.domainPages(rg, domainCol), domain)
+		}
+		var err error
+		if lo, n, err = findDomainRun(g, domainCol, domain, from); err != nil {
+			return nil, 0, fmt.Errorf("domain column: %w", err)
+		}
+	} else if first+runRows > g.NumRows() {
+		return nil, 0, fmt.Errorf("the postings place %d rows of %s from row %d, past the group's %d rows", runRows, domain, first, g.NumRows())
 	}
 	if n == 0 || skip >= n || want == 0 {
 		return nil, n, nil
@@ -535,6 +545,11 @@ func findDomainRun(g *pqfile.RowGroupReader, c int, domain string, from int64) (
 	br, ok := cr.(*pqfile.ByteArrayColumnChunkReader)
 	if !ok {
 		return 0, 0, fmt.Errorf("column %d is %T, want byte arrays", c, cr)
+	}
+	if br.Descriptor().MaxDefinitionLevel() != 0 {
+		// since postings version 3 the domain is stored only where the
+		// URL cannot give it (docs/format/lake.md): not a column to scan
+		return 0, 0, fmt.Errorf("this file does not store the domain of every row; its postings must say where the run starts")
 	}
 	bufp := byteArrayPool.Get().(*[]parquet.ByteArray)
 	defer byteArrayPool.Put(bufp)

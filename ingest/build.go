@@ -530,7 +530,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 				batch[d] = append(batch[d], part.id)
 			}
 			for _, g := range groups {
-				spansOf[k] = append(spansOf[k], postings.Span{FileID: fid, RowGroup: g.RowGroup, Rows: g.Rows})
+				spansOf[k] = append(spansOf[k], postings.Span{FileID: fid, RowGroup: g.RowGroup, Rows: g.Rows, First: g.First, HasFirst: true})
 			}
 		}
 	}

@@ -51,8 +51,13 @@ const DefaultRowGroupRows = 16384
 //	    are contiguous.
 //	L2. (domain, url) is unique: duplicates are merged, keeping the raw URL
 //	    that sorts first (coalesce(raw, url)) and the latest timestamp.
-//	L3. Spans (per domain, the row groups holding its rows, with counts)
-//	    are recorded while writing, so postings need no second read.
+//	L3. Spans (per domain, the row groups holding its rows, with counts
+//	    and the row where the run starts) are recorded while writing, so
+//	    postings need no second read.
+//	L4. A row's domain is stored as where it sits in url (domain_offset,
+//	    domain_length), read back by LakeDomainSQL; only a row whose
+//	    domain is not its host's last labels in ASCII stores it in the
+//	    domain column. Exactly one of the two is set.
 type lakeWriter struct {
 	dir       string
 	buckets   map[string]*spillFile
@@ -231,6 +236,7 @@ type lakeFile struct {
 type groupRows struct {
 	RowGroup uint32
 	Rows     uint32
+	First    uint32 // row of the row group where the run starts
 }
 
 // collision is two different URLs of one batch with the same url_id.
@@ -492,22 +498,28 @@ var lakeSchema = func() *schema.Schema {
 	}
 	ts := schema.MustPrimitive(schema.NewPrimitiveNodeLogical("ts", parquet.Repetitions.Optional,
 		schema.NewTimestampLogicalType(false, schema.TimeUnitMicros), parquet.Types.Int64, -1, -1))
+	i32 := func(name string) schema.Node {
+		return schema.MustPrimitive(schema.NewPrimitiveNodeLogical(name, parquet.Repetitions.Optional,
+			schema.NewIntLogicalType(32, true), parquet.Types.Int32, -1, -1))
+	}
 	root := schema.MustGroup(schema.NewGroupNode("duckdb_schema", parquet.Repetitions.Required, schema.FieldList{
-		str("domain", parquet.Repetitions.Required),
 		str("url", parquet.Repetitions.Required),
 		str("raw", parquet.Repetitions.Optional),
 		ts,
+		i32("domain_offset"),
+		i32("domain_length"),
+		str("domain", parquet.Repetitions.Optional),
 	}, -1))
 	return schema.NewSchema(root)
 }()
 
 // DefaultZstdLevel is the zstd level of every page. arrow-go compresses
 // with klauspost/compress, whose levels are four speeds: 1-2 fastest, 3-5
-// default, 6-9 better, 10 and up best. Measured on one 156k-URL dataset of
-// the benchmark corpus (2048-row pages): level 3 17.0 B/URL, 9 16.6, 11
-// 16.0, for 0.24, 0.26 and 0.50 s of writing on 2 cores. The lake is
-// written once and read for years, so the default is the smallest.
-const DefaultZstdLevel = 11
+// default, 6-9 better, 10 and up best. Measured on the benchmark corpus
+// (63 datasets, 9.84M URLs, one ingest on 2 cores): level 3 24.7 s and
+// 19.8 B/URL (lake and index), 9 24.2 s and 19.4, 11 35.8 s and 18.8. The
+// best level costs half again the build time for 3% of the bytes.
+const DefaultZstdLevel = 9
 
 // DefaultPageRows is the rows per data page. A page is the unit of zstd
 // and of decoding: a first page of domain_urls finds its domain's page
@@ -522,7 +534,12 @@ func lakeProps(lay layout) *parquet.WriterProperties {
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(lay.ZstdLevel),
 		parquet.WithDictionaryDefault(false),
-		parquet.WithEncodingFor("domain", parquet.Encodings.DeltaByteArray),
+		// a handful of offsets, constant along a domain's run
+		parquet.WithDictionaryFor("domain_offset", true),
+		parquet.WithDictionaryFor("domain_length", true),
+		// the domain is stored only where domain_offset cannot say it:
+		// PLAIN, for the reason given for raw below
+		parquet.WithEncodingFor("domain", parquet.Encodings.Plain),
 		// sorted URLs share long prefixes: front coding before zstd
 		parquet.WithEncodingFor("url", parquet.Encodings.DeltaByteArray),
 		// raw is mostly null: PLAIN, because arrow-go v18.8.0 writes a
@@ -534,13 +551,11 @@ func lakeProps(lay layout) *parquet.WriterProperties {
 		// every page holds pageRows rows (the last one fewer)
 		parquet.WithDataPageSize(1),
 		parquet.WithBatchSize(int64(lay.PageRows)),
-		// min/max prune by domain only; URL statistics cost 0.5 B/URL and
-		// prune nothing a domain filter does not
+		// URL statistics cost 0.5 B/URL and prune nothing; files are
+		// sorted by (domain, url), which no column states alone, so no
+		// sorting columns are declared
 		parquet.WithStats(false),
-		parquet.WithStatsFor("domain", true),
-		parquet.WithMaxStatsSize(64),
 		parquet.WithPageIndexEnabled(true),
-		parquet.WithSortingColumns([]parquet.SortingColumn{{ColumnIdx: 0}, {ColumnIdx: 1}}),
 		parquet.WithCreatedBy("dhsi"),
 	)
 }
@@ -564,19 +579,32 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 	pw := pqfile.NewParquetWriter(out, lakeSchema.Root(), pqfile.WithWriterProps(lakeProps(lay)))
 	var spanKey string
 	var (
-		domains, urls, raws []parquet.ByteArray
-		rawDefs, tsDefs     []int16
-		tss                 []int64
+		domains, urls, raws         []parquet.ByteArray
+		rawDefs, tsDefs, domainDefs []int16
+		offsetDefs                  []int16
+		tss                         []int64
+		offsets, lengths            []int32
 	)
 	for start := 0; start < len(rows); start += lay.RowGroupRows {
 		group := rows[start:min(start+lay.RowGroupRows, len(rows))]
 		domains, urls, raws = domains[:0], urls[:0], raws[:0]
 		rawDefs, tsDefs, tss = rawDefs[:0], tsDefs[:0], tss[:0]
+		domainDefs, offsetDefs, offsets, lengths = domainDefs[:0], offsetDefs[:0], offsets[:0], lengths[:0]
 		for i := range group {
 			r := &group[i]
-			domain := staged.str(r.domain)
-			domains = append(domains, parquet.ByteArray(domain))
-			urls = append(urls, parquet.ByteArray(staged.str(r.url)))
+			domain, url := staged.str(r.domain), staged.str(r.url)
+			urls = append(urls, parquet.ByteArray(url))
+			// L4
+			if off, ok := domainOffset(url, domain); ok {
+				offsets = append(offsets, off)
+				lengths = append(lengths, int32(len(domain)))
+				offsetDefs = append(offsetDefs, 1)
+				domainDefs = append(domainDefs, 0)
+			} else {
+				domains = append(domains, parquet.ByteArray(domain))
+				domainDefs = append(domainDefs, 1)
+				offsetDefs = append(offsetDefs, 0)
+			}
 			if r.hasRaw() {
 				raws = append(raws, parquet.ByteArray(staged.str(r.raw)))
 				rawDefs = append(rawDefs, 1)
@@ -599,14 +627,11 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 			if n := len(sp); n > 0 && sp[n-1].RowGroup == rg {
 				sp[n-1].Rows++
 			} else {
-				sp = append(sp, groupRows{RowGroup: rg, Rows: 1})
+				sp = append(sp, groupRows{RowGroup: rg, Rows: 1, First: uint32(i)})
 			}
 			f.Spans[spanKey] = sp
 		}
 		rgw := pw.AppendRowGroup()
-		if err := writeByteArrays(rgw, domains, nil); err != nil {
-			return f, nil, err
-		}
 		if err := writeByteArrays(rgw, urls, nil); err != nil {
 			return f, nil, err
 		}
@@ -623,6 +648,20 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 		if err := cw.Close(); err != nil {
 			return f, nil, err
 		}
+		for _, vals := range [][]int32{offsets, lengths} {
+			if cw, err = rgw.NextColumn(); err != nil {
+				return f, nil, err
+			}
+			if _, err := cw.(*pqfile.Int32ColumnChunkWriter).WriteBatch(vals, offsetDefs, nil); err != nil {
+				return f, nil, err
+			}
+			if err := cw.Close(); err != nil {
+				return f, nil, err
+			}
+		}
+		if err := writeByteArrays(rgw, domains, domainDefs); err != nil {
+			return f, nil, err
+		}
 		if err := rgw.Close(); err != nil {
 			return f, nil, err
 		}
@@ -634,6 +673,47 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 	f.Data = out.Bytes()
 	f.Rows, f.Bytes = int64(len(rows)), int64(out.Len())
 	return f, ids, nil
+}
+
+// LakeDomainSQL is the registered domain of a lake row in DuckDB SQL, over
+// the file's columns (L4): the stored domain where there is one (every row
+// of files written before domain_offset), else the domain_length bytes of
+// url from domain_offset. (substring counts characters: domainOffset
+// records only offsets after ASCII, and ASCII domains.)
+const LakeDomainSQL = "coalesce(domain, substring(url, domain_offset + 1, domain_length))"
+
+// domainOffset is where domain (the registered domain of url's host) ends
+// the host in url: the host follows "//" and any userinfo, and ends at the
+// first '/', '?' or '#', or at the ':' of a port. Anything else — a URL
+// without an authority, a domain that is not the host's last labels,
+// non-ASCII — is not an offset, and the row stores its domain.
+func domainOffset(url, domain string) (int32, bool) {
+	at := strings.Index(url, "//")
+	if at < 0 || domain == "" {
+		return 0, false
+	}
+	at += 2
+	end := at
+	for end < len(url) && !strings.ContainsRune("/?#", rune(url[end])) {
+		end++
+	}
+	if i := strings.LastIndexByte(url[at:end], '@'); i >= 0 {
+		at += i + 1
+	}
+	// a port's ':' comes after any IPv6 literal's ']'
+	if i := strings.LastIndexByte(url[at:end], ':'); i >= 0 && i > strings.LastIndexByte(url[at:end], ']') {
+		end = at + i
+	}
+	off := end - len(domain)
+	if off < at || end > 1<<31-1 || url[off:end] != domain || (off > at && url[off-1] != '.') {
+		return 0, false
+	}
+	for i := 0; i < end; i++ {
+		if url[i] >= 0x80 {
+			return 0, false
+		}
+	}
+	return int32(off), true
 }
 
 func writeByteArrays(rgw pqfile.SerialRowGroupWriter, vals []parquet.ByteArray, defs []int16) error {

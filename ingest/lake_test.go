@@ -74,7 +74,7 @@ func TestLakeWriter(t *testing.T) {
 		}
 		last = int(s.RowGroup)
 	}
-	if total != 5000 || len(aa.Spans["small.example"]) != 1 || aa.Spans["small.example"][0] != (groupRows{RowGroup: 2, Rows: 1}) {
+	if total != 5000 || len(aa.Spans["small.example"]) != 1 || aa.Spans["small.example"][0] != (groupRows{RowGroup: 2, Rows: 1, First: 5000 - 2*2048}) {
 		t.Fatalf("spans: big=%d small=%+v", total, aa.Spans["small.example"])
 	}
 
@@ -89,7 +89,7 @@ func TestLakeWriter(t *testing.T) {
 	var n, sorted int64
 	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE prev IS NULL OR (domain, url) > prev) FROM (
 		SELECT domain, url, lag((domain, url)) OVER (PARTITION BY domain_prefix ORDER BY file_row_number) AS prev
-		FROM read_parquet(?, hive_partitioning = true, file_row_number = true))`, glob).Scan(&n, &sorted); err != nil {
+		FROM `+lakeRowsSQL+`)`, glob).Scan(&n, &sorted); err != nil {
 		t.Fatal(err)
 	}
 	if n != 5002 || sorted != n {
@@ -97,7 +97,7 @@ func TestLakeWriter(t *testing.T) {
 	}
 	var raw string
 	var got time.Time
-	if err := db.QueryRow(`SELECT raw, ts FROM read_parquet(?) WHERE domain = 'small.example'`, glob).Scan(&raw, &got); err != nil {
+	if err := db.QueryRow(`SELECT raw, ts FROM `+lakeRowsSQL+` WHERE domain = 'small.example'`, glob).Scan(&raw, &got); err != nil {
 		t.Fatal(err)
 	}
 	if raw != "HTTPS://small.example" || !got.Equal(ts.Add(time.Hour)) {
@@ -108,6 +108,9 @@ func TestLakeWriter(t *testing.T) {
 		t.Fatalf("row groups %d %v", groups, err)
 	}
 }
+
+// lakeRowsSQL reads lake files (the parameter) with each row's domain.
+const lakeRowsSQL = "(SELECT * EXCLUDE (domain), " + LakeDomainSQL + " AS domain FROM read_parquet(?, hive_partitioning = true, file_row_number = true))"
 
 func TestLakeWriterReportsForcedCollisions(t *testing.T) {
 	defer func(f func(string) uint64) { urlIDOf = f }(urlIDOf)
@@ -197,11 +200,12 @@ func TestLakeWriterPrefixWidth(t *testing.T) {
 	if files[0].Prefix != "3" || files[1].Prefix != "a" || files[1].Rows != 9 || files[1].RowGroups != 3 {
 		t.Fatalf("files: %+v %+v", files[0], files[1])
 	}
-	// b (4 rows: group 0), m (2: group 1), z (3: groups 1 and 2)
+	// b (4 rows: group 0), m (2: group 1 from row 0), z (3: group 1 from
+	// row 2, then group 2)
 	sp := files[1].Spans
-	if len(sp["b.example"]) != 1 || sp["b.example"][0] != (groupRows{0, 4}) ||
-		len(sp["m.example"]) != 1 || sp["m.example"][0] != (groupRows{1, 2}) ||
-		len(sp["z.example"]) != 2 || sp["z.example"][0] != (groupRows{1, 2}) || sp["z.example"][1] != (groupRows{2, 1}) {
+	if len(sp["b.example"]) != 1 || sp["b.example"][0] != (groupRows{0, 4, 0}) ||
+		len(sp["m.example"]) != 1 || sp["m.example"][0] != (groupRows{1, 2, 0}) ||
+		len(sp["z.example"]) != 2 || sp["z.example"][0] != (groupRows{1, 2, 2}) || sp["z.example"][1] != (groupRows{2, 1, 0}) {
 		t.Fatalf("spans %+v", sp)
 	}
 	db, err := sql.Open("duckdb", "")
@@ -210,7 +214,7 @@ func TestLakeWriterPrefixWidth(t *testing.T) {
 	}
 	defer db.Close()
 	var order string
-	if err := db.QueryRow(`SELECT string_agg(domain, ',' ORDER BY file_row_number) FROM read_parquet(?, file_row_number = true)`, paths["a"]).Scan(&order); err != nil {
+	if err := db.QueryRow(`SELECT string_agg(`+LakeDomainSQL+`, ',' ORDER BY file_row_number) FROM read_parquet(?, file_row_number = true)`, paths["a"]).Scan(&order); err != nil {
 		t.Fatal(err)
 	}
 	if want := "b.example,b.example,b.example,b.example,m.example,m.example,z.example,z.example,z.example"; order != want {
@@ -278,7 +282,7 @@ func TestLakeFilesWithManyPages(t *testing.T) {
 	}
 	defer r.Close()
 	for _, row := range []int64{0, 1, 63, 64, 65, 127, 128, 300, 333, 399, 640, 999} {
-		cr, err := r.RowGroup(0).Column(1)
+		cr, err := r.RowGroup(0).Column(r.MetaData().Schema.ColumnIndexByName("url"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,5 +297,79 @@ func TestLakeFilesWithManyPages(t *testing.T) {
 		if wu, _ := want(int(row)); string(vals[0]) != wu {
 			t.Fatalf("seek to row %d read %q, want %q", row, vals[0], wu)
 		}
+	}
+}
+
+// TestLakeDomainRecoveredBySQL: every row's domain, stored as an offset
+// into its URL or (where an offset cannot say it) as itself, reads back
+// exactly through LakeDomainSQL in DuckDB (L4).
+func TestLakeDomainRecoveredBySQL(t *testing.T) {
+	w, dir := testLake(t)
+	cases := []struct {
+		domain, url string
+		offset      bool // stored as an offset
+	}{
+		{"example.com", "https://example.com/", true},
+		{"example.com", "https://www.a.example.com/x?y=1", true},
+		{"example.com", "http://user:pw@example.com:8080/p", true},
+		{"example.co.uk", "https://shop.example.co.uk/", true},
+		{"xn--bcher-kva.de", "https://www.xn--bcher-kva.de/", true},
+		{"192.0.2.1", "http://192.0.2.1:81/a", true},
+		{"[2001:db8::1]", "http://[2001:db8::1]:8080/", true},
+		{"xn--bcher-kva.de", "https://b\u00fccher.xn--bcher-kva.de/", false},
+		{"example.org", "foo://example.org?q", true},
+		{"example.org", "mailto:someone@example.org", false},
+		{"example.net", "https://notexample.net/", false},
+		{"example.com", "https://example.com", true},
+	}
+	for i, c := range cases {
+		off, ok := domainOffset(c.url, c.domain)
+		if ok != c.offset || ok && c.url[off:int(off)+len(c.domain)] != c.domain {
+			t.Fatalf("domainOffset(%q, %q) = %d, %v; want stored as offset: %v", c.url, c.domain, off, ok, c.offset)
+		}
+		if err := w.add(c.domain, "aa", c.url, fmt.Sprintf("%s?raw%d", c.url, i), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := map[string]string{}
+	if _, _, _, err := w.finish(t.Context(), "part-v1.parquet", layout{PrefixWidth: 2}, writeTo(dir, paths)); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT `+LakeDomainSQL+`, url, domain IS NOT NULL FROM read_parquet(?)`, paths["aa"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	stored := 0
+	for rows.Next() {
+		var d, u string
+		var isStored bool
+		if err := rows.Scan(&d, &u, &isStored); err != nil {
+			t.Fatal(err)
+		}
+		got[u] = d
+		if isStored {
+			stored++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, c := range cases {
+		if got[c.url] != c.domain {
+			t.Fatalf("DuckDB reads the domain of %q as %q, want %q", c.url, got[c.url], c.domain)
+		}
+		if !c.offset {
+			want++
+		}
+	}
+	if stored != want {
+		t.Fatalf("%d rows store their domain, want %d", stored, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/ingest"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/urlnorm"
 )
@@ -91,8 +92,20 @@ func (s *urlService) updateURLsView(ctx context.Context) error {
 			}
 			quoted = append(quoted, "'"+strings.ReplaceAll(fp, "'", "''")+"'")
 		}
+		src := "read_parquet([" + strings.Join(quoted, ", ") + "], hive_partitioning = true, union_by_name = true)"
+		// Files store a row's domain as an offset into its URL
+		// (ingest.LakeDomainSQL); a store of only older files, which
+		// store the domain itself, has no domain_offset column to name.
+		domain := ingest.LakeDomainSQL
+		var withOffsets bool
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM (DESCRIBE SELECT * FROM "+src+") WHERE column_name = 'domain_offset'").Scan(&withOffsets); err != nil {
+			return fmt.Errorf("read the lake's schema: %w", err)
+		}
+		if !withOffsets {
+			domain = "domain"
+		}
 		// url_id is derived (docs/format/lake.md): the url_id() function
-		body = "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, domain, url_id(coalesce(raw, url)) AS url_id, url, raw, ts FROM read_parquet([" + strings.Join(quoted, ", ") + "], hive_partitioning = true, union_by_name = true)"
+		body = "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, " + domain + " AS domain, url_id(coalesce(raw, url)) AS url_id, url, raw, ts FROM " + src
 	}
 	for _, q := range []string{
 		"CREATE OR REPLACE VIEW public.urls AS " + body,
