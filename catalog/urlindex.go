@@ -239,7 +239,8 @@ type URLRow struct {
 	HasTS bool
 }
 
-// DomainURLs answers Q2: the URLs of domain in dataset, in (url) order, from
+// DomainURLs answers Q2: the URLs of domain in dataset, in a stable order
+// (by URL within each ingest's files, ingests in publishing order: P3), from
 // offset, at most limit; total is the exact count.
 func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint32, offset, limit int64) (rows []URLRow, total uint64, err error) {
 	if limit < 0 || offset < 0 {
