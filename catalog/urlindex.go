@@ -284,7 +284,11 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 			return nil, 0, fmt.Errorf("%s row group %d holds %d rows of %s, the postings say %d", f.Path, sp.RowGroup, n, domain, sp.Rows)
 		}
 		skip = 0
-		rows = append(rows, got...)
+		if rows == nil {
+			rows = got // most pages come from one span: no copy
+		} else {
+			rows = append(rows[:len(rows):len(rows)], got...) // never into a cached run
+		}
 	}
 	return rows, e.URLCount, nil
 }

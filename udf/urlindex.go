@@ -163,12 +163,14 @@ func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any,
 		return nil, err
 	}
 	out := make([][]any, len(rows))
+	cells := make([]any, 3*len(rows)) // one allocation for every row's cells
 	for i, r := range rows {
-		var tsv any
+		row := cells[3*i : 3*i+3 : 3*i+3]
+		row[0], row[1] = r.URLID, r.URL
 		if r.HasTS {
-			tsv = r.TS
+			row[2] = r.TS
 		}
-		out[i] = []any{r.URLID, r.URL, tsv}
+		out[i] = row
 	}
 	return out, nil
 }
