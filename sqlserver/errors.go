@@ -108,6 +108,9 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 		}
 		return false
 	}
+	if has(strings.ToLower(nullArgMessage)) {
+		return codes.NullValueNotAllowed // guardNullArgs
+	}
 	switch t {
 	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
 		return codes.Syntax

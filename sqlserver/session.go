@@ -541,7 +541,7 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 		}
 		p.nullUnsafe = unsafe
 		p.argOIDs = tableFunctionParamOIDs(st.Significant(), s.srv.cfg.TableFunctionArgs)
-		p.duckSQL = pgsql.Join(pgsql.Rewrite(st.Tokens))
+		p.duckSQL = pgsql.Join(guardNullArgs(pgsql.Rewrite(st.Tokens), s.srv.cfg.NullUnsafeFunctions))
 		stmt, err := s.duck.PrepareContext(ctx, p.duckSQL)
 		if err != nil {
 			return nil, err
@@ -590,7 +590,7 @@ func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, st pgsq
 	if t, err := stmt.ColumnType(0); err == nil && t != duckdb.TYPE_INVALID && t != duckdb.TYPE_ANY && t != duckdb.TYPE_SQLNULL {
 		return nil, nil
 	}
-	toks := pgsql.Rewrite(st.Tokens)
+	toks := guardNullArgs(pgsql.Rewrite(st.Tokens), s.srv.cfg.NullUnsafeFunctions)
 	subst := make([]pgsql.Token, len(toks))
 	for i, t := range toks {
 		if t.Kind == pgsql.Param {

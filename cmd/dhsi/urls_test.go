@@ -81,16 +81,28 @@ func TestIngestWhileServing(t *testing.T) {
 			}
 		}
 	}
-	// a NULL argument would abort DuckDB inside duckdb-go's bind: refused
+	// a NULL argument would abort DuckDB inside duckdb-go's bind: refused,
+	// whether a literal, a parameter or an expression DuckDB folds to NULL
 	for _, q := range []struct {
 		sql  string
 		args []any
-	}{{"SELECT * FROM domain_datasets(NULL)", nil}, {"SELECT * FROM domain_datasets($1)", []any{nil}}} {
+	}{
+		{"SELECT * FROM domain_datasets(NULL)", nil},
+		{"SELECT * FROM domain_datasets($1)", []any{nil}},
+		{"SELECT * FROM domain_datasets(CAST(NULL AS VARCHAR))", nil},
+		{"SELECT url FROM domain_urls(nullif('iana.org', 'iana.org'), 1, 0, 10) WHERE true", nil},
+		{"SELECT * FROM domain_urls('iana.org', 1, 0, CAST(NULL AS BIGINT))", nil},
+		{"SELECT * FROM domain_urls('iana.org', CASE WHEN $1 THEN 1 END, 0, 10)", []any{false}},
+	} {
 		_, err := c.Exec(ctx, q.sql, q.args...)
 		var pe *pgconn.PgError
 		if !errors.As(err, &pe) || pe.Code != "22004" {
 			t.Fatalf("%s with NULL: %v, want SQLSTATE 22004", q.sql, err)
 		}
+	}
+	// and an expression that is not NULL is the value it folds to
+	if got := one[int64](t, c, "SELECT count(*) FROM domain_urls(lower('IANA.org'), 1, 0, 1000)"); got != 48 {
+		t.Fatalf("domain_urls(lower(...)) listed %d URLs, want 48", got)
 	}
 	// the SQL equivalent of dhsi ingest, with server-side files
 	cdx, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "testdata", "cdx", "pywb-iana.cdxj"))

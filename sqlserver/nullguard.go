@@ -1,0 +1,123 @@
+package sqlserver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// nullArgMessage is the error of a table function called with a NULL
+// argument; duckSQLState maps it to SQLSTATE 22004 (null_value_not_allowed)
+// when DuckDB raises it from guardNullArgs' CASE.
+const nullArgMessage = "does not take NULL arguments"
+
+// guardNullArgs rewrites, in the SQL sent to DuckDB, every argument of a
+// call to one of funcs that is an expression — anything but a single
+// literal or $n, which nullUnsafeArgs and Bind check — into
+//
+//	CASE WHEN (arg) IS NULL THEN error('f() does not take NULL arguments (argument n)') ELSE (arg) END
+//
+// duckdb-go reads a table function's arguments at bind time without asking
+// whether they are NULL, and a NULL VARCHAR there throws a C++ exception
+// through cgo that aborts the whole server ("Calling StringValue::Get on
+// a NULL value"): domain_urls(CAST(NULL AS VARCHAR), 1, 0, 10) or
+// domain_datasets((SELECT NULL)) did. DuckDB folds the CASE while binding,
+// so a NULL becomes an ordinary error and a value passes through
+// unchanged.
+func guardNullArgs(toks []pgsql.Token, funcs []string) []pgsql.Token {
+	var out []pgsql.Token
+	copied := 0 // toks[:copied] are in out
+	for i := 0; i < len(toks); i++ {
+		if toks[i].Kind != pgsql.Ident || !slices.Contains(funcs, strings.ToLower(toks[i].Text)) {
+			continue
+		}
+		open := nextSignificant(toks, i+1)
+		if open < 0 || toks[open].Text != "(" {
+			continue
+		}
+		args, closeAt := callArgs(toks, open)
+		if closeAt < 0 {
+			continue
+		}
+		name := strings.ToLower(toks[i].Text)
+		for n, a := range args {
+			if simpleArg(toks[a[0]:a[1]]) {
+				continue
+			}
+			if out == nil {
+				out = make([]pgsql.Token, 0, len(toks)+16)
+			}
+			out = append(out, toks[copied:a[0]]...)
+			arg := toks[a[0]:a[1]]
+			msg := fmt.Sprintf("%s() %s (argument %d is NULL)", name, nullArgMessage, n+1)
+			out = append(out, synth("CASE WHEN ("))
+			out = append(out, arg...)
+			out = append(out, synth(") IS NULL THEN error('"+msg+"') ELSE ("))
+			out = append(out, arg...)
+			out = append(out, synth(") END"))
+			copied = a[1]
+		}
+		i = closeAt
+	}
+	if out == nil {
+		return toks
+	}
+	return append(out, toks[copied:]...)
+}
+
+// synth is a token of SQL text made here (it has no source position).
+func synth(text string) pgsql.Token { return pgsql.Token{Kind: pgsql.Op, Text: text, Pos: -1} }
+
+func nextSignificant(toks []pgsql.Token, from int) int {
+	for j := from; j < len(toks); j++ {
+		if toks[j].Kind != pgsql.Space && toks[j].Kind != pgsql.Comment {
+			return j
+		}
+	}
+	return -1
+}
+
+// callArgs returns the token ranges of the top-level arguments of the call
+// whose "(" is toks[open], and the index of its ")" (-1 if unbalanced).
+func callArgs(toks []pgsql.Token, open int) (args [][2]int, closeAt int) {
+	depth, start := 0, open+1
+	for j := open; j < len(toks); j++ {
+		if toks[j].Kind != pgsql.Punct {
+			continue
+		}
+		switch toks[j].Text {
+		case "(", "[":
+			depth++
+		case ")", "]":
+			depth--
+			if depth == 0 {
+				if len(pgsql.Significant(toks[start:j])) > 0 {
+					args = append(args, [2]int{start, j})
+				}
+				return args, j
+			}
+		case ",":
+			if depth == 1 {
+				args = append(args, [2]int{start, j})
+				start = j + 1
+			}
+		}
+	}
+	return nil, -1
+}
+
+// simpleArg reports an argument that cannot hide a NULL from the token
+// checks: one string, number or $n.
+func simpleArg(arg []pgsql.Token) bool {
+	sig := pgsql.Significant(arg)
+	if len(sig) != 1 {
+		return false
+	}
+	switch sig[0].Kind {
+	case pgsql.String, pgsql.Number, pgsql.Param:
+		return true
+	}
+	return false
+}
