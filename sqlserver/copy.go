@@ -348,7 +348,7 @@ func (s *session) runCopyOut(ctx context.Context, pt *portal) error {
 		s.send(&pgproto3.CopyData{Data: line})
 		n++
 		if n%flushEvery == 0 {
-			if err := s.be.Flush(); err != nil {
+			if err := s.flush(); err != nil {
 				return err
 			}
 		}

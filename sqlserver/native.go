@@ -304,7 +304,7 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		if buf, err = encodeRow(p.cols, pt.formats, row, loc, buf, offs, vals); err != nil {
 			return err
 		}
-		s.send(&pgproto3.DataRow{Values: vals})
+		s.sendDataRow(vals)
 		pt.sent++
 		pt.resumed++
 	}
