@@ -33,7 +33,7 @@ func guardNullArgs(toks []pgsql.Token, funcs []string) []pgsql.Token {
 		if toks[i].Kind != pgsql.Ident || !slices.Contains(funcs, strings.ToLower(toks[i].Text)) {
 			continue
 		}
-		open := nextSignificant(toks, i+1)
+		open := pgsql.NextSignificant(toks, i)
 		if open < 0 || toks[open].Text != "(" {
 			continue
 		}
@@ -69,15 +69,6 @@ func guardNullArgs(toks []pgsql.Token, funcs []string) []pgsql.Token {
 
 // synth is a token of SQL text made here (it has no source position).
 func synth(text string) pgsql.Token { return pgsql.Token{Kind: pgsql.Op, Text: text, Pos: -1} }
-
-func nextSignificant(toks []pgsql.Token, from int) int {
-	for j := from; j < len(toks); j++ {
-		if toks[j].Kind != pgsql.Space && toks[j].Kind != pgsql.Comment {
-			return j
-		}
-	}
-	return -1
-}
 
 // callArgs returns the token ranges of the top-level arguments of the call
 // whose "(" is toks[open], and the index of its ")" (-1 if unbalanced).

@@ -74,7 +74,7 @@ func Rewrite(toks []Token) []Token {
 		}
 		// Rule 10.
 		if (t.Kind == Ident || t.Kind == QIdent) && t.IdentName() == "information_schema" && !prevIsDot(out) {
-			if j := nextSignificant(toks, i); j >= 0 && toks[j].Text == "." {
+			if j := NextSignificant(toks, i); j >= 0 && toks[j].Text == "." {
 				out = append(out, Token{Kind: Ident, Text: InfoSchema, Pos: t.Pos})
 				continue
 			}
@@ -82,7 +82,7 @@ func Rewrite(toks []Token) []Token {
 		// Rule 11.
 		if t.Kind == Ident {
 			if fn, ok := jsonFunctions[strings.ToLower(t.Text)]; ok && !prevIsDot(out) {
-				if j := nextSignificant(toks, i); j >= 0 && toks[j].Text == "(" {
+				if j := NextSignificant(toks, i); j >= 0 && toks[j].Text == "(" {
 					out = append(out, Token{Kind: Ident, Text: fn, Pos: t.Pos})
 					continue
 				}
@@ -90,8 +90,8 @@ func Rewrite(toks []Token) []Token {
 		}
 		// Rule 3: pg_catalog . name (not the third part of a.b.c).
 		if (t.Kind == Ident || t.Kind == QIdent) && t.IdentName() == "pg_catalog" && !prevIsDot(out) {
-			if j := nextSignificant(toks, i); j >= 0 && toks[j].Text == "." {
-				if k := nextSignificant(toks, j); k >= 0 && (toks[k].Kind == Ident || toks[k].Kind == QIdent) {
+			if j := NextSignificant(toks, i); j >= 0 && toks[j].Text == "." {
+				if k := NextSignificant(toks, j); k >= 0 && (toks[k].Kind == Ident || toks[k].Kind == QIdent) {
 					i = k - 1 // drop "pg_catalog" and "." (and the space between)
 					continue
 				}
@@ -99,13 +99,13 @@ func Rewrite(toks []Token) []Token {
 		}
 		// Rules 4 and 5: casts.
 		if t.Kind == Op && t.Text == "::" {
-			j := nextSignificant(toks, i)
+			j := NextSignificant(toks, i)
 			if j >= 0 {
 				k := j
 				// skip a pg_catalog. qualifier on the type name
 				if toks[k].Kind == Ident && strings.EqualFold(toks[k].Text, "pg_catalog") {
-					if d := nextSignificant(toks, k); d >= 0 && toks[d].Text == "." {
-						if n := nextSignificant(toks, d); n >= 0 {
+					if d := NextSignificant(toks, k); d >= 0 && toks[d].Text == "." {
+						if n := NextSignificant(toks, d); n >= 0 {
 							k = n
 						}
 					}
@@ -180,7 +180,7 @@ func Rewrite(toks []Token) []Token {
 		}
 		// Rule 6.
 		if t.Kind == Op && (t.Text == "~" || t.Text == "!~" || t.Text == "~*" || t.Text == "!~*") {
-			if j := nextSignificant(toks, i); j >= 0 && toks[j].Kind == String {
+			if j := NextSignificant(toks, i); j >= 0 && toks[j].Kind == String {
 				if lit, ok := wrapRegex(toks[j].Text, strings.HasSuffix(t.Text, "*")); ok {
 					op := "~"
 					if strings.HasPrefix(t.Text, "!") {
@@ -246,7 +246,7 @@ func aliasSetReturningFunctions(toks []Token) []Token {
 		if toks[i].Kind != Ident || !setReturning[strings.ToLower(toks[i].Text)] || !inFrom[i] {
 			continue
 		}
-		open := nextSignificant(toks, i)
+		open := NextSignificant(toks, i)
 		if open < 0 || toks[open].Text != "(" {
 			continue
 		}
@@ -254,14 +254,14 @@ func aliasSetReturningFunctions(toks []Token) []Token {
 		if end < 0 {
 			continue
 		}
-		a := nextSignificant(toks, end)
+		a := NextSignificant(toks, end)
 		if a >= 0 && toks[a].Is("AS") {
-			a = nextSignificant(toks, a)
+			a = NextSignificant(toks, a)
 		}
 		if a < 0 || toks[a].Kind != Ident || aliasKeywords[toks[a].Upper()] {
 			continue
 		}
-		if after := nextSignificant(toks, a); after >= 0 && toks[after].Text == "(" {
+		if after := NextSignificant(toks, a); after >= 0 && toks[after].Text == "(" {
 			continue // already has column aliases
 		}
 		out = append(out, toks[i+1:a+1]...)
@@ -306,15 +306,15 @@ func fromClauses(toks []Token) []bool {
 // a subquery nor a bare parameter, and returns expr's tokens and the index
 // of the closing parenthesis.
 func anyList(toks []Token, i int) ([]Token, int, bool) {
-	j := nextSignificant(toks, i)
+	j := NextSignificant(toks, i)
 	if j < 0 || !(toks[j].Is("ANY") || toks[j].Is("SOME")) {
 		return nil, 0, false
 	}
-	open := nextSignificant(toks, j)
+	open := NextSignificant(toks, j)
 	if open < 0 || toks[open].Text != "(" {
 		return nil, 0, false
 	}
-	first := nextSignificant(toks, open)
+	first := NextSignificant(toks, open)
 	if first < 0 || first >= len(toks) || toks[first].Is("SELECT") || toks[first].Is("VALUES") || toks[first].Is("WITH") || toks[first].Text == "(" {
 		return nil, 0, false
 	}
@@ -359,7 +359,9 @@ var regTypes = map[string]string{
 	"regrole":      "dhsi_regrole",
 }
 
-func nextSignificant(toks []Token, i int) int {
+// NextSignificant is the index of the first token after i that is not
+// whitespace or a comment, or -1.
+func NextSignificant(toks []Token, i int) int {
 	for j := i + 1; j < len(toks); j++ {
 		if toks[j].Kind != Space && toks[j].Kind != Comment {
 			return j
@@ -379,14 +381,14 @@ func prevIsDot(out []Token) bool {
 }
 
 func isArrayAfter(toks []Token, k int) bool {
-	j := nextSignificant(toks, k)
+	j := NextSignificant(toks, k)
 	return j >= 0 && toks[j].Text == "["
 }
 
 // operatorCall matches OPERATOR ( [schema .] op ) at toks[i] and returns the
 // index of the closing parenthesis and the operator.
 func operatorCall(toks []Token, i int) (int, string, bool) {
-	j := nextSignificant(toks, i)
+	j := NextSignificant(toks, i)
 	if j < 0 || toks[j].Text != "(" {
 		return 0, "", false
 	}
@@ -409,16 +411,16 @@ func operatorCall(toks []Token, i int) (int, string, bool) {
 // pgCollation matches COLLATE followed by a PostgreSQL built-in collation
 // name that DuckDB lacks, and returns the index of the last token consumed.
 func pgCollation(toks []Token, i int) (int, bool) {
-	j := nextSignificant(toks, i)
+	j := NextSignificant(toks, i)
 	if j < 0 {
 		return 0, false
 	}
 	if toks[j].Kind == Ident && strings.EqualFold(toks[j].Text, "pg_catalog") {
-		d := nextSignificant(toks, j)
+		d := NextSignificant(toks, j)
 		if d < 0 || toks[d].Text != "." {
 			return 0, false
 		}
-		j = nextSignificant(toks, d)
+		j = NextSignificant(toks, d)
 		if j < 0 {
 			return 0, false
 		}
@@ -526,14 +528,14 @@ func castLiteral(toks []Token, i int) (string, bool) {
 	if !ok {
 		return "", false // E'', B'', X'', $$ and unterminated literals are kept
 	}
-	j := nextSignificant(toks, i)
+	j := NextSignificant(toks, i)
 	if j < 0 || toks[j].Text != "::" {
 		return "", false
 	}
-	k := nextSignificant(toks, j)
+	k := NextSignificant(toks, j)
 	if k >= 0 && toks[k].Kind == Ident && strings.EqualFold(toks[k].Text, "pg_catalog") {
-		if d := nextSignificant(toks, k); d >= 0 && toks[d].Text == "." {
-			k = nextSignificant(toks, d)
+		if d := NextSignificant(toks, k); d >= 0 && toks[d].Text == "." {
+			k = NextSignificant(toks, d)
 		}
 	}
 	if k < 0 || (toks[k].Kind != Ident && toks[k].Kind != QIdent) {
@@ -542,16 +544,16 @@ func castLiteral(toks []Token, i int) (string, bool) {
 	name := toks[k].IdentName()
 	// the rest of a multi-word type name (double precision, character
 	// varying) and a modifier, then "[" for an array type
-	m := nextSignificant(toks, k)
+	m := NextSignificant(toks, k)
 	for n := 0; n < 3 && m >= 0 && toks[m].Kind == Ident && !toks[m].Is("AS"); n++ {
-		m = nextSignificant(toks, m)
+		m = NextSignificant(toks, m)
 	}
 	if m >= 0 && toks[m].Text == "(" {
 		for m >= 0 && toks[m].Text != ")" {
-			m = nextSignificant(toks, m)
+			m = NextSignificant(toks, m)
 		}
 		if m >= 0 {
-			m = nextSignificant(toks, m)
+			m = NextSignificant(toks, m)
 		}
 	}
 	isArray := m >= 0 && toks[m].Text == "["
@@ -592,11 +594,11 @@ func quoteLiteral(s string) string {
 
 // castTo reports whether the type name at toks[k] is followed by ::typ.
 func castTo(toks []Token, k int, typ string) bool {
-	j := nextSignificant(toks, k)
+	j := NextSignificant(toks, k)
 	if j < 0 || toks[j].Text != "::" {
 		return false
 	}
-	n := nextSignificant(toks, j)
+	n := NextSignificant(toks, j)
 	return n >= 0 && toks[n].IdentName() == typ
 }
 
@@ -613,14 +615,14 @@ func scalarFunctionsInFrom(toks []Token) []Token {
 			out = append(out, t)
 			continue
 		}
-		end := matchingParen(toks, nextSignificant(toks, i))
+		end := matchingParen(toks, NextSignificant(toks, i))
 		if end < 0 {
 			out = append(out, t)
 			continue
 		}
-		a := nextSignificant(toks, end)
+		a := NextSignificant(toks, end)
 		if a >= 0 && toks[a].Is("AS") {
-			a = nextSignificant(toks, a)
+			a = NextSignificant(toks, a)
 		}
 		if a < 0 || toks[a].Kind != Ident || aliasKeywords[toks[a].Upper()] {
 			out = append(out, t)
@@ -660,7 +662,7 @@ func matchingParen(toks []Token, open int) int {
 // pgFormat applies rule 14 to the call format(...) at toks[i], returning the
 // replacement tokens and the index of the closing parenthesis.
 func pgFormat(toks []Token, i int) ([]Token, int, bool) {
-	open := nextSignificant(toks, i)
+	open := NextSignificant(toks, i)
 	end := matchingParen(toks, open)
 	if end < 0 {
 		return nil, 0, false
@@ -730,7 +732,7 @@ func pgFormat(toks []Token, i int) ([]Token, int, bool) {
 // regCast applies rule 15 to CAST(...) at toks[i], returning the replacement
 // and the index of the closing parenthesis.
 func regCast(toks []Token, i int) ([]Token, int, bool) {
-	open := nextSignificant(toks, i)
+	open := NextSignificant(toks, i)
 	end := matchingParen(toks, open)
 	if end < 0 {
 		return nil, 0, false
