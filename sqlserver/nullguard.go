@@ -33,11 +33,7 @@ func guardNullArgs(toks []pgsql.Token, funcs []string) []pgsql.Token {
 		if toks[i].Kind != pgsql.Ident || !slices.Contains(funcs, strings.ToLower(toks[i].Text)) {
 			continue
 		}
-		open := pgsql.NextSignificant(toks, i)
-		if open < 0 || toks[open].Text != "(" {
-			continue
-		}
-		args, closeAt := callArgs(toks, open)
+		args, closeAt := pgsql.CallArgs(toks, pgsql.NextSignificant(toks, i))
 		if closeAt < 0 {
 			continue
 		}
@@ -69,35 +65,6 @@ func guardNullArgs(toks []pgsql.Token, funcs []string) []pgsql.Token {
 
 // synth is a token of SQL text made here (it has no source position).
 func synth(text string) pgsql.Token { return pgsql.Token{Kind: pgsql.Op, Text: text, Pos: -1} }
-
-// callArgs returns the token ranges of the top-level arguments of the call
-// whose "(" is toks[open], and the index of its ")" (-1 if unbalanced).
-func callArgs(toks []pgsql.Token, open int) (args [][2]int, closeAt int) {
-	depth, start := 0, open+1
-	for j := open; j < len(toks); j++ {
-		if toks[j].Kind != pgsql.Punct {
-			continue
-		}
-		switch toks[j].Text {
-		case "(", "[":
-			depth++
-		case ")", "]":
-			depth--
-			if depth == 0 {
-				if len(pgsql.Significant(toks[start:j])) > 0 {
-					args = append(args, [2]int{start, j})
-				}
-				return args, j
-			}
-		case ",":
-			if depth == 1 {
-				args = append(args, [2]int{start, j})
-				start = j + 1
-			}
-		}
-	}
-	return nil, -1
-}
 
 // simpleArg reports an argument that cannot hide a NULL from the token
 // checks: one string, number or $n.

@@ -659,16 +659,19 @@ func matchingParen(toks []Token, open int) int {
 	return -1
 }
 
-// pgFormat applies rule 14 to the call format(...) at toks[i], returning the
-// replacement tokens and the index of the closing parenthesis.
-func pgFormat(toks []Token, i int) ([]Token, int, bool) {
-	open := NextSignificant(toks, i)
-	end := matchingParen(toks, open)
+// CallArgs splits the arguments of the call whose "(" is toks[open] at its
+// top-level commas (not those inside nested parentheses or brackets). It
+// returns each argument's token range [from, to) and the index of the
+// closing parenthesis; end is -1 when toks[open] is not a "(" that closes.
+// A call with nothing between its parentheses has no arguments.
+func CallArgs(toks []Token, open int) (args [][2]int, end int) {
+	end = matchingParen(toks, open)
 	if end < 0 {
-		return nil, 0, false
+		return nil, -1
 	}
-	// split the arguments at top-level commas
-	var args [][]Token
+	if len(Significant(toks[open+1:end])) == 0 {
+		return nil, end
+	}
 	depth, start := 0, open+1
 	for k := open + 1; k < end; k++ {
 		switch toks[k].Text {
@@ -678,12 +681,25 @@ func pgFormat(toks []Token, i int) ([]Token, int, bool) {
 			depth--
 		case ",":
 			if depth == 0 {
-				args = append(args, toks[start:k])
+				args = append(args, [2]int{start, k})
 				start = k + 1
 			}
 		}
 	}
-	args = append(args, toks[start:end])
+	return append(args, [2]int{start, end}), end
+}
+
+// pgFormat applies rule 14 to the call format(...) at toks[i], returning the
+// replacement tokens and the index of the closing parenthesis.
+func pgFormat(toks []Token, i int) ([]Token, int, bool) {
+	ranges, end := CallArgs(toks, NextSignificant(toks, i))
+	if end < 0 || len(ranges) == 0 {
+		return nil, 0, false
+	}
+	args := make([][]Token, len(ranges))
+	for n, r := range ranges {
+		args[n] = toks[r[0]:r[1]]
+	}
 	f := Significant(args[0])
 	if len(f) != 1 || f[0].Kind != String || !strings.HasPrefix(f[0].Text, "'") {
 		return nil, 0, false
