@@ -592,13 +592,14 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 		}
 		p.nullUnsafe = unsafe
 		p.argOIDs = tableFunctionParamOIDs(st.Significant(), s.srv.cfg.TableFunctionArgs)
-		p.duckSQL = pgsql.Join(guardNullArgs(pgsql.Rewrite(st.Tokens), s.srv.cfg.NullUnsafeFunctions))
+		duckToks := guardNullArgs(pgsql.Rewrite(st.Tokens), s.srv.cfg.NullUnsafeFunctions)
+		p.duckSQL = pgsql.Join(duckToks)
 		stmt, err := s.duck.PrepareContext(ctx, p.duckSQL)
 		if err != nil {
 			return nil, err
 		}
 		p.stmt = stmt.(*duckdb.Stmt)
-		shape, err := s.shapeStatement(ctx, p.stmt, st)
+		shape, err := s.shapeStatement(ctx, p.stmt, duckToks)
 		if err != nil {
 			p.stmt.Close()
 			return nil, err
@@ -622,16 +623,15 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 	return p, nil
 }
 
-// describeDuck fills parameter and result types from the DuckDB prepared
-// statement.
 // shapeStatement returns a second prepared statement that describes the
 // result when DuckDB cannot describe stmt itself: a table function binds
 // only once its arguments are known, so "SELECT * FROM domain_urls($1, $2,
 // $3, $4)" prepares as one column of unknown type. Preparing the same SQL
 // with every parameter replaced by a placeholder binds the function and reveals its
 // columns (binding has no side effects: DHSI's table functions do their work
-// when executed). nil means stmt describes itself.
-func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, st pgsql.Statement) (*duckdb.Stmt, error) {
+// when executed). nil means stmt describes itself. toks are the tokens stmt
+// was prepared from.
+func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, toks []pgsql.Token) (*duckdb.Stmt, error) {
 	if stmt.NumInput() == 0 {
 		return nil, nil
 	}
@@ -641,7 +641,6 @@ func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, st pgsq
 	if t, err := stmt.ColumnType(0); err == nil && t != duckdb.TYPE_INVALID && t != duckdb.TYPE_ANY && t != duckdb.TYPE_SQLNULL {
 		return nil, nil
 	}
-	toks := guardNullArgs(pgsql.Rewrite(st.Tokens), s.srv.cfg.NullUnsafeFunctions)
 	subst := make([]pgsql.Token, len(toks))
 	for i, t := range toks {
 		if t.Kind == pgsql.Param {
@@ -658,6 +657,8 @@ func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, st pgsq
 	return alt.(*duckdb.Stmt), nil
 }
 
+// describeDuck fills parameter and result types from the DuckDB prepared
+// statement.
 func (p *prepared) describeDuck(clientOIDs []uint32, shape *duckdb.Stmt) error {
 	n := p.stmt.NumInput()
 	p.paramOIDs = make([]uint32, n)
