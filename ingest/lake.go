@@ -631,35 +631,24 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 			}
 			f.Spans[spanKey] = sp
 		}
+		// in lakeSchema's column order
 		rgw := pw.AppendRowGroup()
-		if err := writeByteArrays(rgw, urls, nil); err != nil {
+		if err := writeColumn[parquet.ByteArray, *pqfile.ByteArrayColumnChunkWriter](rgw, urls, nil); err != nil {
 			return f, nil, err
 		}
-		if err := writeByteArrays(rgw, raws, rawDefs); err != nil {
+		if err := writeColumn[parquet.ByteArray, *pqfile.ByteArrayColumnChunkWriter](rgw, raws, rawDefs); err != nil {
 			return f, nil, err
 		}
-		cw, err := rgw.NextColumn()
-		if err != nil {
+		if err := writeColumn[int64, *pqfile.Int64ColumnChunkWriter](rgw, tss, tsDefs); err != nil {
 			return f, nil, err
 		}
-		if _, err := cw.(*pqfile.Int64ColumnChunkWriter).WriteBatch(tss, tsDefs, nil); err != nil {
+		if err := writeColumn[int32, *pqfile.Int32ColumnChunkWriter](rgw, offsets, offsetDefs); err != nil {
 			return f, nil, err
 		}
-		if err := cw.Close(); err != nil {
+		if err := writeColumn[int32, *pqfile.Int32ColumnChunkWriter](rgw, lengths, offsetDefs); err != nil {
 			return f, nil, err
 		}
-		for _, vals := range [][]int32{offsets, lengths} {
-			if cw, err = rgw.NextColumn(); err != nil {
-				return f, nil, err
-			}
-			if _, err := cw.(*pqfile.Int32ColumnChunkWriter).WriteBatch(vals, offsetDefs, nil); err != nil {
-				return f, nil, err
-			}
-			if err := cw.Close(); err != nil {
-				return f, nil, err
-			}
-		}
-		if err := writeByteArrays(rgw, domains, domainDefs); err != nil {
+		if err := writeColumn[parquet.ByteArray, *pqfile.ByteArrayColumnChunkWriter](rgw, domains, domainDefs); err != nil {
 			return f, nil, err
 		}
 		if err := rgw.Close(); err != nil {
@@ -716,12 +705,26 @@ func domainOffset(url, domain string) (int32, bool) {
 	return int32(off), true
 }
 
-func writeByteArrays(rgw pqfile.SerialRowGroupWriter, vals []parquet.ByteArray, defs []int16) error {
+// batchWriter is a typed column chunk writer of arrow-go (values of T).
+type batchWriter[T any] interface {
+	pqfile.ColumnChunkWriter
+	WriteBatch(values []T, defLevels, repLevels []int16) (int64, error)
+}
+
+// writeColumn writes the row group's next column, a column of writer type
+// W: the (dense) values and, for an optional column, a definition level
+// per row.
+func writeColumn[T any, W batchWriter[T]](rgw pqfile.SerialRowGroupWriter, vals []T, defs []int16) error {
 	cw, err := rgw.NextColumn()
 	if err != nil {
 		return err
 	}
-	if _, err := cw.(*pqfile.ByteArrayColumnChunkWriter).WriteBatch(vals, defs, nil); err != nil {
+	w, ok := cw.(W)
+	if !ok {
+		var want W
+		return fmt.Errorf("column writer is %T, want %T", cw, want)
+	}
+	if _, err := w.WriteBatch(vals, defs, nil); err != nil {
 		return err
 	}
 	return cw.Close()
