@@ -682,9 +682,9 @@ func domainOffset(url, domain string) (int32, bool) {
 		return 0, false
 	}
 	at += 2
-	end := at
-	for end < len(url) && !strings.ContainsRune("/?#", rune(url[end])) {
-		end++
+	end := len(url)
+	if i := strings.IndexAny(url[at:], "/?#"); i >= 0 {
+		end = at + i
 	}
 	if i := strings.LastIndexByte(url[at:end], '@'); i >= 0 {
 		at += i + 1
