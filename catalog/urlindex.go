@@ -272,11 +272,7 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 		if !ok {
 			return nil, 0, fmt.Errorf("postings name file %d, which files.tsv lacks", sp.FileID)
 		}
-		first := int64(-1) // version 2 postings: found by scanning the domain column
-		if sp.HasFirst {
-			first = int64(sp.First)
-		}
-		got, n, err := s.x.readRowGroup(ctx, f.Path, int(sp.RowGroup), domain, first, int64(skip), room, int64(sp.Rows))
+		got, n, err := s.x.readRowGroup(ctx, f.Path, sp, domain, int64(skip), room)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s row group %d: %w", f.Path, sp.RowGroup, err)
 		}
@@ -294,22 +290,23 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 }
 
 // readRowGroup reads up to want rows, after skip, of one domain's rows in
-// one row group of a lake file (runRows of them from row first, per the
-// postings; first < 0 when they do not say): a local file read in place,
-// or byte ranges from the store. Open readers (a parsed
+// the row group of a lake file that span sp names (sp.Rows of them, from
+// sp.First when the postings record it): a local file read in place, or
+// byte ranges from the store. Open readers (a parsed
 // footer each) are kept in a bounded cache: parsing the footer again on
 // every page was most of a first page's cost. Runs of up to maxCachedRun
 // rows are decoded whole and kept in the row cache; longer ones are decoded
 // a page at a time.
-func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain string, first, skip, want, runRows int64) ([]URLRow, int64, error) {
+func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
+	runRows := int64(sp.Rows)
 	cacheable := x.rows != nil && x.rows.limit > 0 && runRows <= maxCachedRun
 	if cacheable {
-		k := runKey{key, rg, domain}
+		k := runKey{key, int(sp.RowGroup), domain}
 		run, ok := x.rows.get(k)
 		if !ok {
 			var n int64
 			var err error
-			if run, n, err = x.readRowGroupDirect(ctx, key, rg, domain, first, runRows, 0, -1); err != nil {
+			if run, n, err = x.readRowGroupDirect(ctx, key, sp, domain, 0, -1); err != nil {
 				return nil, 0, err
 			}
 			if n != int64(len(run)) {
@@ -329,10 +326,10 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, rg int, domain 
 		}
 		return run[skip:end:end], n, nil
 	}
-	return x.readRowGroupDirect(ctx, key, rg, domain, first, runRows, skip, want)
+	return x.readRowGroupDirect(ctx, key, sp, domain, skip, want)
 }
 
-func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, rg int, domain string, first, runRows, skip, want int64) ([]URLRow, int64, error) {
+func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
 	fr, err := x.readers.get(key, func() (*pqfile.Reader, error) {
 		if x.local != nil {
 			p, err := x.local(key)
@@ -355,7 +352,7 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, rg int, d
 	}
 	fr.mu.RLock()
 	defer fr.mu.RUnlock()
-	return readDomainRows(fr, rg, domain, first, runRows, skip, want)
+	return readDomainRows(fr, sp, domain, skip, want)
 }
 
 // readerCache is a bounded LRU of open Parquet readers (its limit counts
@@ -450,25 +447,27 @@ func (rc *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*ca
 }
 
 // readDomainRows returns up to want rows (want < 0: all) of domain's rows in
-// row group rg, after skipping the first skip of them, and how many rows the
-// domain has in the group (the caller checks it against the postings).
+// span sp's row group, after skipping the first skip of them, and how many
+// rows the domain has in the group (the caller checks it against the
+// postings).
 //
 // Files are sorted by domain (L1), so the domain's rows are one run. Where
-// the postings say where it starts (first >= 0, version 3), its runRows
+// the postings say where it starts (sp.HasFirst, version 3), its sp.Rows
 // rows are taken from there; otherwise (lake files written before version
 // 3, which store the domain per row) the domain column is scanned in
 // chunks, comparing bytes without allocating, until the run ends. The other
 // columns skip to the first wanted row and decode only the rows returned.
-func readDomainRows(cr *cachedReader, rg int, domain string, first, runRows, skip, want int64) ([]URLRow, int64, error) {
+func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
 	r := cr.r
-	if rg < 0 || rg >= r.NumRowGroups() {
+	rg := int(sp.RowGroup)
+	if rg >= r.NumRowGroups() {
 		return nil, 0, fmt.Errorf("row group %d out of range (file has %d)", rg, r.NumRowGroups())
 	}
 	schema := r.MetaData().Schema
 	col := func(name string) int { return schema.ColumnIndexByName(name) }
 	g := r.RowGroup(rg)
-	lo, n := first, runRows
-	if first < 0 {
+	lo, n := int64(sp.First), int64(sp.Rows)
+	if !sp.HasFirst { // version 2 postings
 		domainCol := col("domain")
 		var from int64
 		if domainCol >= 0 {
@@ -478,8 +477,8 @@ func readDomainRows(cr *cachedReader, rg int, domain string, first, runRows, ski
 		if lo, n, err = findDomainRun(g, domainCol, domain, from); err != nil {
 			return nil, 0, fmt.Errorf("domain column: %w", err)
 		}
-	} else if first+runRows > g.NumRows() {
-		return nil, 0, fmt.Errorf("the postings place %d rows of %s from row %d, past the group's %d rows", runRows, domain, first, g.NumRows())
+	} else if lo+n > g.NumRows() {
+		return nil, 0, fmt.Errorf("the postings place %d rows of %s from row %d, past the group's %d rows", n, domain, lo, g.NumRows())
 	}
 	if n == 0 || skip >= n || want == 0 {
 		return nil, n, nil
