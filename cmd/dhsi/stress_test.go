@@ -21,11 +21,21 @@ import (
 	"github.com/dhsi/dhsi/usv"
 )
 
-// buildBinary builds dhsi once per test binary run.
+// buildOnce builds dhsi once per test binary run; TestMain removes it.
 var buildOnce struct {
 	sync.Once
 	path string
 	err  error
+}
+
+// TestMain removes the binary dhsiBinary built: 114 MB per run otherwise
+// stays in the temp directory.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildOnce.path != "" {
+		os.RemoveAll(filepath.Dir(buildOnce.path))
+	}
+	os.Exit(code)
 }
 
 func dhsiBinary(t *testing.T) string {
