@@ -336,7 +336,7 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postin
 			if err != nil {
 				return nil, err
 			}
-			return pqfile.OpenParquetFile(p, true) // mapped: the fd is closed at once
+			return pqfile.OpenParquetFile(p, true, pqfile.WithReadProps(lakeReadProps())) // mapped: the fd is closed at once
 		}
 		a, err := x.st.Head(ctx, key)
 		if err != nil {
@@ -345,7 +345,7 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postin
 		// the reader outlives this query: its ranged reads must not inherit
 		// the query's context
 		src := &rangeReader{ctx: context.Background(), st: x.st, key: key, size: a.Size, etag: a.ETag, cache: x.cache}
-		return pqfile.NewParquetReader(src)
+		return pqfile.NewParquetReader(src, pqfile.WithReadProps(lakeReadProps()))
 	})
 	if err != nil {
 		return nil, 0, err
@@ -546,6 +546,7 @@ func findDomainRun(g *pqfile.RowGroupReader, c int, domain string, from int64) (
 	if err != nil {
 		return 0, 0, err
 	}
+	defer cr.Close() // its pages go back to lakePageAllocator; buf points into them
 	br, ok := cr.(*pqfile.ByteArrayColumnChunkReader)
 	if !ok {
 		return 0, 0, fmt.Errorf("column %d is %T, want byte arrays", c, cr)
@@ -594,10 +595,11 @@ func findDomainRun(g *pqfile.RowGroupReader, c int, domain string, from int64) (
 // collector a fifth of a first page's cost. They are immutable like any
 // string, so a cached run may hold them.
 func readStrings(g *pqfile.RowGroupReader, c int, first, count int64) ([]string, []bool, error) {
-	vals, valid, err := readColumn[parquet.ByteArray, *pqfile.ByteArrayColumnChunkReader](g, c, first, count)
+	vals, valid, release, err := readColumn[parquet.ByteArray, *pqfile.ByteArrayColumnChunkReader](g, c, first, count)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer release() // after the copy below: vals may point into the page
 	size := 0
 	for _, v := range vals {
 		size += len(v)
@@ -616,7 +618,11 @@ func readStrings(g *pqfile.RowGroupReader, c int, first, count int64) ([]string,
 
 // readInt64s decodes rows [first, first+count) of an INT64 column.
 func readInt64s(g *pqfile.RowGroupReader, c int, first, count int64) ([]int64, []bool, error) {
-	return readColumn[int64, *pqfile.Int64ColumnChunkReader](g, c, first, count)
+	vals, valid, release, err := readColumn[int64, *pqfile.Int64ColumnChunkReader](g, c, first, count)
+	if err == nil {
+		release() // the values are copies
+	}
+	return vals, valid, err
 }
 
 // batchReader is a typed column chunk reader of arrow-go (values of T).
@@ -630,35 +636,45 @@ type batchReader[T any] interface {
 // spreads the (dense) values over the rows whose definition
 // level says they are present. An absent column (c < 0) reads as nulls; a
 // column with fewer rows than asked for is an error.
-func readColumn[T any, R batchReader[T]](g *pqfile.RowGroupReader, c int, first, count int64) ([]T, []bool, error) {
-	out, valid := make([]T, count), make([]bool, count)
+//
+// Unless it fails, the caller must call release once it no longer uses
+// the values: it closes the column reader, whose page buffers go back to
+// lakePageAllocator, and byte-array values may point into them.
+func readColumn[T any, R batchReader[T]](g *pqfile.RowGroupReader, c int, first, count int64) (out []T, valid []bool, release func(), err error) {
+	out, valid = make([]T, count), make([]bool, count)
 	if c < 0 {
-		return out, valid, nil
+		return out, valid, func() {}, nil
 	}
 	cr, err := g.Column(c)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	defer func() {
+		if err != nil {
+			cr.Close()
+		}
+	}()
 	r, ok := cr.(R)
 	if !ok {
 		var want R
-		return nil, nil, fmt.Errorf("column %d is %T, want %T", c, cr, want)
+		return nil, nil, nil, fmt.Errorf("column %d is %T, want %T", c, cr, want)
 	}
 	if first > 0 {
 		// jumps to the page holding the row through the offset index
 		// (the page index every lake file carries), then skips within it
 		if err := r.SeekToRow(first); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	vals := make([]T, count)
 	defs := make([]int16, count)
 	total, nv, err := r.ReadBatch(count, vals, defs, nil)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	err = nil
 	if total != count {
-		return nil, nil, fmt.Errorf("column %d ended after %d of %d rows", c, total, count)
+		return nil, nil, nil, fmt.Errorf("column %d ended after %d of %d rows", c, total, count)
 	}
 	maxDef := r.Descriptor().MaxDefinitionLevel()
 	vi := 0
@@ -671,7 +687,7 @@ func readColumn[T any, R batchReader[T]](g *pqfile.RowGroupReader, c int, first,
 			}
 		}
 	}
-	return out, valid, nil
+	return out, valid, func() { cr.Close() }, nil
 }
 
 // FilePaths lists the store keys of every Parquet file of the version.

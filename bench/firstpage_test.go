@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/ingest"
+	"github.com/dhsi/dhsi/store/localfs"
+	"github.com/dhsi/dhsi/urlnorm"
+)
+
+// BenchmarkFirstPage measures Snapshot.DomainURLs in process, for the
+// first 1000-URL page of the generator's Zipf queries on a 1M-URL store:
+// "miss" with no row cache, so every page is read from its lake file's row
+// group (the cost of a query on a domain not queried lately), "hit" with
+// the default row cache after one pass over the queries.
+func BenchmarkFirstPage(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	corp, err := Generate(dir, 1_000_000, 20_000, 4)
+	if err != nil {
+		b.Fatal(err)
+	}
+	storeDir := b.TempDir()
+	st, err := localfs.Open(storeDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	norm, err := urlnorm.NewNormalizer(urlnorm.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]uint32, len(corp.Files))
+	for i, f := range corp.Files {
+		s, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: fmt.Sprintf("d%02d", i), Files: []string{f}, Normalizer: norm, WorkDir: b.TempDir(), PageRows: pageRowsEnv()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = s.DatasetID
+	}
+	var bytes int64
+	filepath.Walk(storeDir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			bytes += fi.Size()
+		}
+		return nil
+	})
+	b.Logf("store: %.1f bytes per URL", float64(bytes)/float64(corp.URLs))
+	queries := corp.Queries(20000, 1)
+	for _, c := range []struct {
+		name     string
+		rowCache int64
+	}{{"miss", 0}, {"hit", catalog.DefaultRowCacheBytes}} {
+		b.Run(c.name, func(b *testing.B) {
+			x, err := catalog.OpenURLIndexWith(ctx, st, catalog.URLIndexOptions{RowCacheBytes: c.rowCache})
+			if err != nil {
+				b.Fatal(err)
+			}
+			snap := x.Current()
+			page := func(q Query) int {
+				rows, _, err := snap.DomainURLs(ctx, q.Domain, ids[q.Dataset], 0, 1000)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return len(rows)
+			}
+			for _, q := range queries { // opens every file; fills the row cache
+				page(q)
+			}
+			rows := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for i := 0; b.Loop(); i++ {
+				rows += page(queries[i%len(queries)])
+			}
+			// CPU time counts the garbage collector's work on other cores,
+			// which wall time per op hides on an idle machine
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
+		})
+	}
+}
+
+func pageRowsEnv() int { n, _ := strconv.Atoi(os.Getenv("PAGEROWS")); return n }
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
