@@ -2,10 +2,10 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +39,7 @@ func BenchmarkFirstPage(b *testing.B) {
 	}
 	ids := make([]uint32, len(corp.Files))
 	for i, f := range corp.Files {
-		s, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: fmt.Sprintf("d%02d", i), Files: []string{f}, Normalizer: norm, WorkDir: b.TempDir(), PageRows: pageRowsEnv()})
+		s, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: fmt.Sprintf("d%02d", i), Files: []string{f}, Normalizer: norm, WorkDir: b.TempDir(), PageRows: *firstPageRows})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -89,7 +89,10 @@ func BenchmarkFirstPage(b *testing.B) {
 	}
 }
 
-func pageRowsEnv() int { n, _ := strconv.Atoi(os.Getenv("PAGEROWS")); return n }
+// firstPageRows sets the lake's page size for BenchmarkFirstPage, to weigh
+// page size against bytes per URL (go test -bench FirstPage -args
+// -page-rows 1024 -v: the store's bytes per URL are logged).
+var firstPageRows = flag.Int("page-rows", 0, "rows per lake page in BenchmarkFirstPage (0: ingest's default)")
 
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime() time.Duration {
