@@ -491,7 +491,7 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	if err != nil {
 		return nil, n, fmt.Errorf("url column: %w", err)
 	}
-	raws, rawValid, err := readStrings(g, col("raw"), first, count)
+	raws, rawValid, err := readStrings(g, withValues(g, col("raw")), first, count)
 	if err != nil {
 		return nil, n, fmt.Errorf("raw column: %w", err)
 	}
@@ -503,7 +503,7 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 			return nil, n, fmt.Errorf("url_id column: %w", err)
 		}
 	}
-	tss, tsValid, err := readInt64s(g, col("ts"), first, count)
+	tss, tsValid, err := readInt64s(g, withValues(g, col("ts")), first, count)
 	if err != nil {
 		return nil, n, fmt.Errorf("ts column: %w", err)
 	}
@@ -527,6 +527,28 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 		}
 	}
 	return out, n, nil
+}
+
+// withValues is column c, or -1 (read as all null) where the column
+// chunk's statistics say it holds no value in row group g: lake files
+// record null counts for raw and ts, which most row groups lack, and
+// opening a column costs a page read and a decompression.
+func withValues(g *pqfile.RowGroupReader, c int) int {
+	if c < 0 {
+		return c
+	}
+	md, err := g.MetaData().ColumnChunk(c)
+	if err != nil {
+		return c
+	}
+	st, err := md.Statistics()
+	if err != nil || st == nil || !st.HasNullCount() {
+		return c // files without statistics: read it
+	}
+	if st.NullCount() == g.NumRows() {
+		return -1
+	}
+	return c
 }
 
 // scanChunk is how many domain values are decoded at a time while looking

@@ -555,6 +555,13 @@ func lakeProps(lay layout) *parquet.WriterProperties {
 		// sorted by (domain, url), which no column states alone, so no
 		// sorting columns are declared
 		parquet.WithStats(false),
+		// raw and ts do carry statistics: their null counts tell a
+		// reader that a row group has no raw URL or no timestamp, so a
+		// first page skips the column (most rows have neither). Only
+		// values up to 16 bytes are kept as min/max: ts's, never URLs.
+		parquet.WithStatsFor("raw", true),
+		parquet.WithStatsFor("ts", true),
+		parquet.WithMaxStatsSize(16),
 		parquet.WithPageIndexEnabled(true),
 		parquet.WithCreatedBy("dhsi"),
 	)
