@@ -21,7 +21,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		domains  = fs.Int("domains", 200_000, "registered domains")
 		datasets = fs.Int("datasets", 64, "datasets (all but the last loaded by one dhsi ingest --dataset-per-file, the last by its own ingest)")
 		clients  = fs.String("clients", "1,16", "comma-separated client counts")
-		duration = fs.Duration("duration", 10*time.Second, "measurement time per (system, query, client count)")
+		duration = fs.Duration("duration", 10*time.Second, "measurement time per (system, query, client count); also the most a priming pass may take")
 		cold     = fs.Int("cold-queries", 300, "distinct-domain queries per cold measurement")
 		skipPG   = fs.Bool("skip-pg", false, "do not measure PostgreSQL 15")
 		skipCold = fs.Bool("skip-cold", false, "do not measure DHSI cold from versitygw")
@@ -29,7 +29,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		workDir  = fs.String("work-dir", "", "keep the generated lists and store here (default: a temporary directory, removed)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: dhsi bench [flags]\n\nGenerates a deterministic Zipf-distributed corpus, builds it with dhsi ingest,\nand measures DHSI over the wire against PostgreSQL 15 and a DuckDB Parquet scan.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: dhsi bench [flags]\n\nGenerates a deterministic Zipf-distributed corpus, builds it with dhsi ingest,\nand measures DHSI over the wire against PostgreSQL 15 and a DuckDB Parquet scan.\nWarm cells run after each system has run the 20,000-query set once; cold\ncells query DHSI on versitygw with empty caches, each domain once.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
