@@ -95,18 +95,23 @@ func (s *urlService) updateURLsView(ctx context.Context) error {
 		src := "read_parquet([" + strings.Join(quoted, ", ") + "], hive_partitioning = true, union_by_name = true)"
 		// Files store a row's domain as an offset into its URL
 		// (ingest.LakeDomainSQL); a store of only older files, which
-		// store the domain itself, has no domain_offset column to name.
-		domain := ingest.LakeDomainSQL
-		var withOffsets bool
-		if err := s.db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM (DESCRIBE SELECT * FROM "+src+") WHERE column_name = 'domain_offset'").Scan(&withOffsets); err != nil {
-			return fmt.Errorf("read the lake's schema: %w", err)
+		// store the domain itself, has no domain_offset column to name,
+		// and the view then fails to bind. (Asking DuckDB for the schema
+		// first read every footer once more: 0.2 s at 1,000 files.)
+		view := func(domain string) string {
+			// url_id is derived (docs/format/lake.md): the url_id() function
+			return "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, " + domain + " AS domain, url_id(coalesce(raw, url)) AS url_id, url, raw, ts FROM " + src
 		}
-		if !withOffsets {
-			domain = "domain"
+		err := s.createURLsView(ctx, view(ingest.LakeDomainSQL))
+		if err != nil && strings.Contains(err.Error(), "domain_offset") {
+			err = s.createURLsView(ctx, view("domain"))
 		}
-		// url_id is derived (docs/format/lake.md): the url_id() function
-		body = "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, " + domain + " AS domain, url_id(coalesce(raw, url)) AS url_id, url, raw, ts FROM " + src
+		return err
 	}
+	return s.createURLsView(ctx, body)
+}
+
+func (s *urlService) createURLsView(ctx context.Context, body string) error {
 	for _, q := range []string{
 		"CREATE OR REPLACE VIEW public.urls AS " + body,
 		"COMMENT ON VIEW public.urls IS 'dhsi: every URL of the current index version (the Parquet lake)'",
