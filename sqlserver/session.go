@@ -39,13 +39,15 @@ type session struct {
 	srv  *Server
 	conn net.Conn
 	be   *pgproto3.Backend
-	// pendingRows are DataRows encoded by sendDataRow, not yet handed to be
-	pendingRows []byte
-	log         *slog.Logger
-	pid         uint32
-	secret      uint32
-	user        string
-	dbname      string
+	// out holds the messages queued for the client and not yet written;
+	// outErr is the first that failed to encode (flush reports it)
+	out    []byte
+	outErr error
+	log    *slog.Logger
+	pid    uint32
+	secret uint32
+	user   string
+	dbname string
 
 	duck     *duckdb.Conn
 	settings *settings
@@ -135,61 +137,69 @@ type portal struct {
 	nativeNext int
 }
 
-// send queues msg for the client, after any DataRows sendDataRow holds.
+// send queues msg for the client.
+//
+// The session encodes messages into its own buffer and writes it at flush,
+// instead of pgproto3's Backend.Send: the backend shrinks its write buffer
+// to 1 KB after every flush, so each result regrew it by doubling (a
+// 1000-URL page: seven reallocations, ~250 KB of garbage), and a DataRow
+// sent as a *pgproto3.DataRow cost an allocation per row. The backend still
+// reads every message, and sends what precedes the session (start-up,
+// authentication), which serve flushes first.
 func (s *session) send(msg pgproto3.BackendMessage) {
-	s.releaseRows()
-	s.be.Send(msg)
-}
-
-// sendDataRow queues one DataRow. Rows are encoded into one buffer the
-// session keeps and handed to the backend as a single message when
-// anything else is sent: sending each as a *pgproto3.DataRow cost an
-// allocation per row, and the backend's write buffer, which pgproto3
-// shrinks to 1 KB after every flush, regrew by doubling for every result
-// (a 1000-URL page: seven reallocations, ~250 KB of garbage).
-func (s *session) sendDataRow(vals [][]byte) {
-	dr := pgproto3.DataRow{Values: vals}
-	s.pendingRows, _ = dr.Encode(s.pendingRows) // fails only past 65535 columns
-}
-
-// releaseRows hands the queued DataRows to the backend.
-func (s *session) releaseRows() {
-	if len(s.pendingRows) == 0 {
+	out, err := msg.Encode(s.out)
+	if err != nil {
+		if s.outErr == nil {
+			s.outErr = err
+		}
 		return
 	}
-	s.be.Send(encodedMessages(s.pendingRows))
-	if cap(s.pendingRows) > maxKeptRowBuffer {
-		s.pendingRows = nil
-	} else {
-		s.pendingRows = s.pendingRows[:0]
+	s.out = out
+}
+
+// sendDataRow queues one DataRow.
+func (s *session) sendDataRow(vals [][]byte) {
+	dr := pgproto3.DataRow{Values: vals}
+	// called directly, not through send's interface, so dr stays on the stack
+	out, err := dr.Encode(s.out)
+	if err != nil { // past 65535 columns
+		if s.outErr == nil {
+			s.outErr = err
+		}
+		return
 	}
+	s.out = out
 }
 
 // flush writes everything queued to the client.
 func (s *session) flush() error {
-	s.releaseRows()
-	return s.be.Flush()
+	if err := s.outErr; err != nil {
+		s.outErr, s.out = nil, s.out[:0]
+		return err
+	}
+	if len(s.out) == 0 {
+		return nil
+	}
+	_, err := s.conn.Write(s.out)
+	if cap(s.out) > maxKeptOutBuffer {
+		s.out = nil
+	} else {
+		s.out = s.out[:0]
+	}
+	return err
 }
 
-// maxKeptRowBuffer bounds the DataRow buffer a session keeps between
-// results.
-const maxKeptRowBuffer = 1 << 20
-
-// encodedMessages are backend messages already in wire format.
-type encodedMessages []byte
-
-func (encodedMessages) Backend() {}
-
-func (encodedMessages) Decode([]byte) error {
-	return errors.New("sqlserver: encoded messages are only ever sent")
-}
-
-func (m encodedMessages) Encode(dst []byte) ([]byte, error) { return append(dst, m...), nil }
+// maxKeptOutBuffer bounds the output buffer a session keeps between
+// flushes.
+const maxKeptOutBuffer = 1 << 20
 
 // serve runs the message loop until the client leaves or the connection
 // breaks.
 func (s *session) serve(ctx context.Context) error {
 	defer s.closeAll()
+	if err := s.be.Flush(); err != nil { // what start-up queued in the backend
+		return err
+	}
 	s.readyForQuery()
 	if err := s.flush(); err != nil {
 		return err
