@@ -3,6 +3,7 @@ package postings
 import (
 	"bytes"
 	"encoding/binary"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -17,6 +18,23 @@ func FuzzDecodePayload(f *testing.F) {
 			binary.LittleEndian.PutUint32(p, payloadCRC(1, p[4:]))
 		}
 		es, err := decodePayload(p, 1, Version)
+		// decoding one dataset checks the payload as a whole: it fails
+		// exactly when decoding all fails, and keeps that dataset's entry
+		for _, only := range []int64{0, 2, 5} {
+			one, err1 := decodePayloadOf(p, 1, Version, only)
+			if (err == nil) != (err1 == nil) {
+				t.Fatalf("decodePayloadOf(%d): %v, decodePayload: %v", only, err1, err)
+			}
+			var want []Entry
+			for _, e := range es {
+				if int64(e.DatasetID) == only {
+					want = append(want, e)
+				}
+			}
+			if err == nil && !reflect.DeepEqual(one, want) {
+				t.Fatalf("decodePayloadOf(%d) = %+v, want %+v", only, one, want)
+			}
+		}
 		if err != nil {
 			return
 		}

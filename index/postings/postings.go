@@ -259,6 +259,14 @@ func payloadCRC(domainID uint64, body []byte) uint32 {
 // decodePayload checks a payload's CRC against its domain and decodes it,
 // enforcing P1 (datasets), P3 and P4. version is the shard's (2 or 3).
 func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
+	return decodePayloadOf(p, domainID, version, -1)
+}
+
+// decodePayloadOf is decodePayload keeping only the entry of dataset only
+// (every entry when only < 0). The others are checked all the same but
+// not kept: a lookup of one (domain, dataset) used to allocate the spans
+// of every dataset of the domain, a third of a first page's allocations.
+func decodePayloadOf(p []byte, domainID uint64, version uint32, only int64) ([]Entry, error) {
 	if len(p) < minPayload {
 		return nil, corruptf("payload of %d bytes is too short", len(p))
 	}
@@ -282,9 +290,13 @@ func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
 	if !ok || count == 0 || count*5 > uint64(len(body)) {
 		return nil, corruptf("bad dataset count")
 	}
-	out := make([]Entry, count)
+	var out []Entry
+	if only < 0 {
+		out = make([]Entry, 0, count)
+	}
 	var prevFile int64
-	for k := range out {
+	var prevDS uint64
+	for k := range count {
 		dsField, ok1 := next(u32)
 		urlCount, ok2 := next(1<<63 - 1)
 		nSpans, ok3 := next(u32)
@@ -294,14 +306,20 @@ func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
 		}
 		ds := dsField
 		if k > 0 {
-			ds = uint64(out[k-1].DatasetID) + dsField + 1
+			ds = prevDS + dsField + 1
 			if ds > u32 {
 				return nil, corruptf("dataset %d id overflows", k)
 			}
 		}
-		spans := make(Spans, nSpans)
+		prevDS = ds
+		keep := only < 0 || ds == uint64(only)
+		var spans Spans
+		if keep {
+			spans = make(Spans, nSpans)
+		}
 		var sum uint64
-		for i := range spans {
+		var prev Span
+		for i := range nSpans {
 			fz, ok1 := next(1<<64 - 1)
 			rg, ok2 := next(u32)
 			if !ok1 || !ok2 {
@@ -337,7 +355,6 @@ func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
 				s.First, s.HasFirst = uint32(first-1), true
 			}
 			if i > 0 {
-				prev := spans[i-1]
 				if s.FileID == prev.FileID {
 					if uint64(prev.RowGroup)+rg+1 > u32 {
 						return nil, corruptf("dataset %d span %d row group overflows", k, i)
@@ -347,14 +364,19 @@ func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
 					return nil, corruptf("dataset %d span %d is out of order", k, i)
 				}
 			}
-			spans[i] = s
+			if keep {
+				spans[i] = s
+			}
+			prev = s
 			sum += rows
 			prevFile = fid
 		}
 		if sum != urlCount {
 			return nil, corruptf("dataset %d: spans hold %d rows, url_count is %d", k, sum, urlCount)
 		}
-		out[k] = Entry{DomainID: domainID, DatasetID: uint32(ds), URLCount: urlCount, spans: spans}
+		if keep {
+			out = append(out, Entry{DomainID: domainID, DatasetID: uint32(ds), URLCount: urlCount, spans: spans})
+		}
 	}
 	if len(body) != 0 {
 		return nil, corruptf("%d bytes after the last dataset", len(body))

@@ -216,7 +216,11 @@ func (r *Reader) find(domainID uint64) (idxEntry, bool, error) {
 
 // payload reads and decodes e's payload with one ReadAt on dat, checking
 // its CRC (which covers the domain, P5) and P1, P3, P4 within it.
-func (r *Reader) payload(e idxEntry) ([]Entry, error) {
+func (r *Reader) payload(e idxEntry) ([]Entry, error) { return r.payloadOf(e, -1) }
+
+// payloadOf reads e's payload and decodes the entry of dataset only (all of
+// them when only < 0).
+func (r *Reader) payloadOf(e idxEntry, only int64) ([]Entry, error) {
 	if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) {
 		return nil, corruptf("payload of domain %d at %d+%d is outside dat", e.DomainID, e.PayloadOffset, e.PayloadLen)
 	}
@@ -224,7 +228,7 @@ func (r *Reader) payload(e idxEntry) ([]Entry, error) {
 	if err != nil {
 		return nil, readErr(fmt.Sprintf("payload of domain %d", e.DomainID), err)
 	}
-	out, err := decodePayload(p, e.DomainID, r.version)
+	out, err := decodePayloadOf(p, e.DomainID, r.version, only)
 	if err != nil {
 		return nil, fmt.Errorf("payload of domain %d: %w", e.DomainID, err)
 	}
@@ -244,15 +248,15 @@ func (r *Reader) DatasetsOf(domainID uint64) ([]Entry, error) {
 
 // Lookup finds the key (domainID, datasetID).
 func (r *Reader) Lookup(domainID uint64, datasetID uint32) (Entry, bool, error) {
-	es, err := r.DatasetsOf(domainID)
-	if err != nil {
+	e, ok, err := r.find(domainID)
+	if err != nil || !ok {
 		return Entry{}, false, err
 	}
-	i := sort.Search(len(es), func(i int) bool { return es[i].DatasetID >= datasetID })
-	if i < len(es) && es[i].DatasetID == datasetID {
-		return es[i], true, nil
+	es, err := r.payloadOf(e, int64(datasetID))
+	if err != nil || len(es) == 0 {
+		return Entry{}, false, err
 	}
-	return Entry{}, false, nil
+	return es[0], true, nil
 }
 
 // Payload returns the spans of an entry this reader returned (checked when
