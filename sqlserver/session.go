@@ -146,23 +146,19 @@ type portal struct {
 // sent as a *pgproto3.DataRow cost an allocation per row. The backend still
 // reads every message, and sends what precedes the session (start-up,
 // authentication), which serve flushes first.
-func (s *session) send(msg pgproto3.BackendMessage) {
-	out, err := msg.Encode(s.out)
-	if err != nil {
-		if s.outErr == nil {
-			s.outErr = err
-		}
-		return
-	}
-	s.out = out
-}
+func (s *session) send(msg pgproto3.BackendMessage) { s.queued(msg.Encode(s.out)) }
 
 // sendDataRow queues one DataRow.
 func (s *session) sendDataRow(vals [][]byte) {
 	dr := pgproto3.DataRow{Values: vals}
 	// called directly, not through send's interface, so dr stays on the stack
-	out, err := dr.Encode(s.out)
-	if err != nil { // past 65535 columns
+	s.queued(dr.Encode(s.out)) // fails only past 65535 columns
+}
+
+// queued takes the output buffer a message was encoded into, or keeps the
+// first encoding error for flush to report.
+func (s *session) queued(out []byte, err error) {
+	if err != nil {
 		if s.outErr == nil {
 			s.outErr = err
 		}
