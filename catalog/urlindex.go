@@ -694,7 +694,6 @@ func readColumn[T any, R batchReader[T]](g *pqfile.RowGroupReader, c int, first,
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, nil, nil, err
 	}
-	err = nil
 	if total != count {
 		return nil, nil, nil, fmt.Errorf("column %d ended after %d of %d rows", c, total, count)
 	}
