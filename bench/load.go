@@ -156,16 +156,7 @@ func measure(ctx context.Context, newClient func(context.Context) (client, error
 				qq := queries[j%len(queries)]
 				j++
 				t0 := time.Now()
-				var rows int
-				var err error
-				switch q {
-				case "dd":
-					rows, err = c.domainDatasets(ctx, qq.Domain)
-				case "one":
-					rows, err = c.one(ctx)
-				default:
-					rows, err = c.firstPage(ctx, qq.Domain, dsID[qq.Dataset])
-				}
+				rows, err := runQuery(ctx, c, q, qq, dsID)
 				t1 := time.Now()
 				if err != nil {
 					errs[i] = fmt.Errorf("%s(%q): %w", q, qq.Domain, err)
@@ -208,6 +199,19 @@ func measure(ctx context.Context, newClient func(context.Context) (client, error
 	return cell{p50: percentile(all, 0.5), p99: percentile(all, 0.99), qps: float64(len(all)) / span.Seconds(), n: len(all), empty: empty}, nil
 }
 
+// runQuery runs query q of the benchmark ("dd", "fp" or "one") for qq on c
+// and returns the rows it got.
+func runQuery(ctx context.Context, c client, q string, qq Query, dsID []int32) (int, error) {
+	switch q {
+	case "dd":
+		return c.domainDatasets(ctx, qq.Domain)
+	case "one":
+		return c.one(ctx)
+	default:
+		return c.firstPage(ctx, qq.Domain, dsID[qq.Dataset])
+	}
+}
+
 // prime runs each query of the set once, in order, on one client, for at
 // most limit: what "warm" means in the report. Without it a warm cell's
 // cache state depended on the system's own speed (a faster system saw
@@ -224,12 +228,7 @@ func prime(ctx context.Context, newClient func(context.Context) (client, error),
 		if time.Now().After(end) {
 			return i, nil
 		}
-		if q == "dd" {
-			_, err = c.domainDatasets(ctx, qq.Domain)
-		} else {
-			_, err = c.firstPage(ctx, qq.Domain, dsID[qq.Dataset])
-		}
-		if err != nil {
+		if _, err := runQuery(ctx, c, q, qq, dsID); err != nil {
 			return i, fmt.Errorf("prime %s(%q): %w", q, qq.Domain, err)
 		}
 	}
@@ -243,13 +242,7 @@ func coldLatencies(ctx context.Context, c client, queries []Query, dsID []int32,
 	start := time.Now()
 	for _, qq := range queries {
 		t0 := time.Now()
-		var rows int
-		var err error
-		if q == "dd" {
-			rows, err = c.domainDatasets(ctx, qq.Domain)
-		} else {
-			rows, err = c.firstPage(ctx, qq.Domain, dsID[qq.Dataset])
-		}
+		rows, err := runQuery(ctx, c, q, qq, dsID)
 		if err != nil {
 			return cell{}, fmt.Errorf("cold %s(%q): %w", q, qq.Domain, err)
 		}
