@@ -13,7 +13,6 @@ import (
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/ingest"
 	"github.com/dhsi/dhsi/store/localfs"
-	"github.com/dhsi/dhsi/urlnorm"
 )
 
 // BenchmarkFirstPage measures Snapshot.DomainURLs in process, for the
@@ -33,13 +32,9 @@ func BenchmarkFirstPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	norm, err := urlnorm.NewNormalizer(urlnorm.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	ids := make([]uint32, len(corp.Files))
 	for i, f := range corp.Files {
-		s, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: fmt.Sprintf("d%02d", i), Files: []string{f}, Normalizer: norm, WorkDir: b.TempDir(), PageRows: *firstPageRows})
+		s, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: fmt.Sprintf("d%02d", i), Files: []string{f}, WorkDir: b.TempDir(), PageRows: *firstPageRows})
 		if err != nil {
 			b.Fatal(err)
 		}

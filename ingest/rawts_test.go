@@ -59,12 +59,7 @@ func TestRawAndTimestampsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm, err := urlnorm.NewNormalizer(urlnorm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := Run(ctx, Options{Store: st, Dataset: "mixed", Files: []string{input}, Normalizer: norm,
-		RowGroupRows: 8, PageRows: 4, PrefixWidth: 1, WorkDir: t.TempDir()})
+	sum, err := Run(ctx, Options{Store: st, Dataset: "mixed", Files: []string{input}, RowGroupRows: 8, PageRows: 4, PrefixWidth: 1, WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
