@@ -9,6 +9,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
+	"github.com/dhsi/dhsi/access"
 	"math/big"
 	"net"
 	"net/url"
@@ -36,7 +38,9 @@ func connectString(t *testing.T, cs string) (*pgx.Conn, error) {
 }
 
 func TestPasswordAuthentication(t *testing.T) {
-	s := startServer(t, func(c *sqlserver.Config) { c.Users = map[string]string{"alice": "s3cret"} })
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.Users = []sqlserver.User{{Name: "alice", Password: "s3cret", Role: access.Admin}}
+	})
 	dsn := func(user, password string) string {
 		u := url.URL{Scheme: "postgres", User: url.UserPassword(user, password), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
 		return u.String()
@@ -137,7 +141,7 @@ func TestTLS(t *testing.T) {
 	caFile, certFile, keyFile := writeTestPKI(t)
 	s := startServer(t, func(c *sqlserver.Config) {
 		c.TLSCert, c.TLSKey = certFile, keyFile
-		c.Users = map[string]string{"alice": "s3cret"}
+		c.Users = []sqlserver.User{{Name: "alice", Password: "s3cret", Role: access.Admin}}
 	})
 	base := "postgres://alice:s3cret@" + net.JoinHostPort(s.host, strconv.Itoa(s.port)) + "/dhsi?"
 	for _, tc := range []struct {
@@ -190,7 +194,11 @@ func TestTLSRequiresMatchingFiles(t *testing.T) {
 
 func TestUsersFileGivesPasswordsToSCRAM(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users")
-	content := "# DHSI users\n\nalice:s3cret\nbob:pa:ss\n"
+	verifier, err := sqlserver.MakeVerifier("carol", "c4rol pass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := "# DHSI users\n\nalice:s3cret\nbob:pa:ss\ncarol:" + verifier + ":writer\ndave:x:y:admin\n"
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +206,27 @@ func TestUsersFileGivesPasswordsToSCRAM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(users) != 2 || users["alice"] != "s3cret" || users["bob"] != "pa:ss" {
-		t.Fatalf("users = %v", users)
+	want := []sqlserver.User{
+		{Name: "alice", Password: "s3cret", Role: access.Reader},
+		{Name: "bob", Password: "pa:ss", Role: access.Reader},
+		{Name: "carol", Verifier: verifier, Role: access.Writer},
+		{Name: "dave", Password: "x:y", Role: access.Admin},
+	}
+	if fmt.Sprint(users) != fmt.Sprint(want) {
+		t.Fatalf("users = %v, want %v", users, want)
 	}
 	s := startServer(t, func(c *sqlserver.Config) { c.Users = users })
 	u := url.URL{Scheme: "postgres", User: url.UserPassword("bob", "pa:ss"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
 	if _, err := connectString(t, u.String()); err != nil {
 		t.Fatalf("bob from the users file: %v", err)
+	}
+	u.User = url.UserPassword("carol", "c4rol pass")
+	if _, err := connectString(t, u.String()); err != nil {
+		t.Fatalf("carol, whose line holds a SCRAM verifier: %v", err)
+	}
+	u.User = url.UserPassword("carol", "wrong")
+	if _, err := connectString(t, u.String()); err == nil {
+		t.Fatal("carol got in with a wrong password")
 	}
 	t.Run("a line without a colon is an error naming the line", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "bad")
@@ -212,6 +234,16 @@ func TestUsersFileGivesPasswordsToSCRAM(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := sqlserver.LoadUsersFile(bad); err == nil || !strings.Contains(err.Error(), ":2:") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("a bad verifier is an error that does not echo the line", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "bad")
+		if err := os.WriteFile(bad, []byte("eve:SCRAM-SHA-256$4096:c2FsdA==$secretish:nope\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := sqlserver.LoadUsersFile(bad)
+		if err == nil || !strings.Contains(err.Error(), ":1:") || strings.Contains(err.Error(), "secretish") {
 			t.Errorf("err = %v", err)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/dhsi/dhsi/access"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,7 +118,7 @@ func TestJDBCDriverWorksThroughOneJVM(t *testing.T) {
 	needClient(t, "java", err)
 	caFile, certFile, keyFile := writeTestPKI(t)
 	s := startServer(t, func(c *sqlserver.Config) {
-		c.Users = map[string]string{"jdbc": "jdbc-secret"}
+		c.Users = []sqlserver.User{{Name: "jdbc", Password: "jdbc-secret", Role: access.Admin}}
 		c.TLSCert, c.TLSKey = certFile, keyFile
 	})
 	classes := t.TempDir()

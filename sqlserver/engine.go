@@ -30,6 +30,19 @@ type EngineConfig struct {
 	// TempDir is where DuckDB spills larger-than-memory work. Empty means
 	// "<Path>.tmp" for a file database and DuckDB's default otherwise.
 	TempDir string
+	// Sandbox, when set, confines DuckDB after start-up (LockDown): it reads
+	// and writes files only under ReadDirs and loads no extension from
+	// outside. nil leaves DuckDB as powerful as the server process, which
+	// DHSI allows only when every session is an admin (no users).
+	Sandbox *Sandbox
+}
+
+// Sandbox is what DuckDB may still reach once locked down.
+type Sandbox struct {
+	// ReadDirs are the directories DuckDB may read (the URL lake, the
+	// server's scratch for the urls view). Non-admin sessions cannot name
+	// files at all (authorize.go P2, P3); these are for DHSI's own views.
+	ReadDirs []string
 }
 
 // Engine is the embedded DuckDB database shared by every session.
@@ -39,6 +52,9 @@ type Engine struct {
 	// Name is the DuckDB catalog name of the database ("dhsi" for dhsi.duckdb,
 	// "memory" in memory); it is what current_database() returns.
 	Name string
+
+	tfNames tableFunctionNames
+	sandbox *Sandbox
 }
 
 // shimCatalog is the attached in-memory database that holds DHSI's
@@ -83,7 +99,7 @@ func OpenEngine(ctx context.Context, cfg EngineConfig, shimSQL []string) (*Engin
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb %q: %w", cfg.Path, err)
 	}
-	e := &Engine{connector: connector, db: sql.OpenDB(connector), Name: name}
+	e := &Engine{connector: connector, db: sql.OpenDB(connector), Name: name, sandbox: cfg.Sandbox}
 	e.db.SetMaxIdleConns(1)
 	if err := e.setup(ctx, shimSQL); err != nil {
 		e.Close()
@@ -133,6 +149,43 @@ func (e *Engine) setup(ctx context.Context, shimSQL []string) error {
 	// database's own default schema
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("USE %s.main", quoteIdent(e.Name))); err != nil {
 		return err
+	}
+	return nil
+}
+
+// LockDown applies the sandbox, if any, after start-up has created
+// everything DHSI needs. Measured on DuckDB 1.5.5 (docs/security.md): once
+// enable_external_access is false, DuckDB itself refuses to turn it back on,
+// to change allowed_directories or allowed_paths, to load an extension from
+// disk or to install one, and to move temp_directory — for every session,
+// admins included. lock_configuration is not used: it would also lock
+// TimeZone, which every PostgreSQL client sets for its own session; the
+// server refuses non-admins every other DuckDB setting instead
+// (authorize.go).
+func (e *Engine) LockDown(ctx context.Context) error {
+	if e.sandbox == nil {
+		return nil
+	}
+	var dirs []string
+	for _, d := range e.sandbox.ReadDirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return err
+		}
+		// a prefix to DuckDB: the separator keeps /lake from admitting /lake-other
+		dirs = append(dirs, quoteLiteral(strings.TrimSuffix(abs, string(filepath.Separator))+string(filepath.Separator)))
+	}
+	stmts := []string{
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
+		"SET allow_community_extensions = false",
+		"SET allowed_directories = [" + strings.Join(dirs, ", ") + "]",
+		"SET enable_external_access = false",
+	}
+	for _, s := range stmts {
+		if _, err := e.db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("lock down DuckDB (%s): %w", s, err)
+		}
 	}
 	return nil
 }

@@ -28,6 +28,10 @@ func Open(ctx context.Context, opts Options) (*Server, *Engine, error) {
 			return nil, nil, err
 		}
 	}
+	if err := engine.LockDown(ctx); err != nil {
+		engine.Close()
+		return nil, nil, err
+	}
 	srv, err := New(opts.Server, engine, opts.Log)
 	if err != nil {
 		engine.Close()

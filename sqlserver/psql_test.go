@@ -3,6 +3,7 @@ package sqlserver_test
 import (
 	"context"
 	"errors"
+	"github.com/dhsi/dhsi/access"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,7 +205,7 @@ func TestPsqlWithPasswordAndTLS(t *testing.T) {
 	psql := psqlPath(t)
 	caFile, certFile, keyFile := writeTestPKI(t)
 	s := startServer(t, func(c *sqlserver.Config) {
-		c.Users = map[string]string{"alice": "s3cret"}
+		c.Users = []sqlserver.User{{Name: "alice", Password: "s3cret", Role: access.Admin}}
 		c.TLSCert, c.TLSKey = certFile, keyFile
 	})
 	run := func(t *testing.T, password, sslmode string, args ...string) (string, int) {

@@ -16,16 +16,19 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jeroenrinzema/psql-wire/codes"
+
+	"github.com/dhsi/dhsi/access"
 )
 
 // Config configures the PostgreSQL-wire server.
 type Config struct {
 	// Listen is the TCP address, default 127.0.0.1:5433.
 	Listen string
-	// Users maps user names to passwords. Empty means trust: any user and
-	// database name is accepted without a password, which is allowed only on
-	// a loopback address (like PostgreSQL's local trust).
-	Users map[string]string
+	// Users are the configured users and their roles. Empty means trust:
+	// any user and database name is accepted without a password, and every
+	// session is an admin, which is allowed only on a loopback address (like
+	// PostgreSQL's local trust).
+	Users []User
 	// TLSCert and TLSKey enable TLS (sslmode=require and stronger).
 	TLSCert, TLSKey string
 	// MaxConnections bounds concurrent sessions (default 100).
@@ -40,6 +43,14 @@ type Config struct {
 	// function's argument; with this the server describes it (so pgx sends
 	// an int4 for domain_urls' dataset_id instead of failing to encode it).
 	TableFunctionArgs map[string][]uint32
+	// Procedures are DHSI's side-effecting table functions (CALL
+	// compact_all()) and the role each needs; the functions check it
+	// themselves too.
+	Procedures map[string]access.Role
+	// ReaderFunctions are DHSI's table functions every role may call
+	// (domain_datasets, domain_urls, ...); DuckDB's other table functions
+	// are for admins only (authorize.go, P2).
+	ReaderFunctions []string
 	// NativeFunctions are answered without DuckDB when a statement is
 	// exactly SELECT * FROM name(args); see NativeFunction.
 	NativeFunctions map[string]NativeFunction
@@ -87,6 +98,8 @@ type Server struct {
 	log    *slog.Logger
 	users  *Users
 	tls    *tls.Config
+	// readerFunctions: cfg.ReaderFunctions as a set
+	readerFunctions map[string]bool
 
 	mu       sync.Mutex
 	ln       net.Listener
@@ -105,7 +118,10 @@ func New(cfg Config, engine *Engine, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, engine: engine, log: log, sessions: map[uint32]*session{}, conns: map[net.Conn]struct{}{}}
+	s := &Server{cfg: cfg, engine: engine, log: log, sessions: map[uint32]*session{}, conns: map[net.Conn]struct{}{}, readerFunctions: map[string]bool{}}
+	for _, n := range cfg.ReaderFunctions {
+		s.readerFunctions[strings.ToLower(n)] = true
+	}
 	if len(cfg.Users) > 0 {
 		u, err := NewUsers(cfg.Users)
 		if err != nil {
@@ -294,17 +310,25 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		s.mu.Unlock()
 		return fatal(codes.TooManyConnections, "sorry, too many clients already")
 	}
+	principal := access.Principal{User: user, Role: access.Admin} // trust: as today
+	if s.users.Len() > 0 {
+		principal.Role, _ = s.users.Role(user)
+	}
+	// A1: everything this session runs, in DuckDB or natively, carries who
+	// it runs as
+	ctx = access.WithPrincipal(ctx, principal)
 	sess := &session{
-		srv:      s,
-		conn:     conn,
-		be:       be,
-		user:     user,
-		dbname:   dbname,
-		settings: newSettings(user),
-		tx:       txIdle,
-		stmts:    map[string]*prepared{},
-		portals:  map[string]*portal{},
-		log:      s.log.With("user", user),
+		srv:       s,
+		principal: principal,
+		conn:      conn,
+		be:        be,
+		user:      user,
+		dbname:    dbname,
+		settings:  newSettings(user),
+		tx:        txIdle,
+		stmts:     map[string]*prepared{},
+		portals:   map[string]*portal{},
+		log:       s.log.With("user", user, "role", principal.Role.String()),
 	}
 	for {
 		sess.pid = rand.Uint32N(1<<31-1) + 1
@@ -395,4 +419,14 @@ func (s *Server) cancel(pid uint32, key []byte) {
 		s.log.Info("cancel request", "pid", pid)
 		sess.cancelRunning()
 	}
+}
+
+// CheckPassword verifies a user's clear password (HTTP Basic on the JSON
+// API) against the same users and returns who it is.
+func (s *Server) CheckPassword(user, password string) (access.Principal, bool) {
+	role, ok := s.users.CheckPassword(user, password)
+	if !ok {
+		return access.NoPrincipal, false
+	}
+	return access.Principal{User: user, Role: role}, true
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jeroenrinzema/psql-wire/codes"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/sqlserver/pgsql"
 )
 
@@ -48,6 +49,9 @@ type session struct {
 	secret uint32
 	user   string
 	dbname string
+	// principal is who the session runs as (its user and role); the
+	// session's context carries it too (access A1)
+	principal access.Principal
 
 	duck     *duckdb.Conn
 	settings *settings
@@ -600,6 +604,11 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 		p.argOIDs = tableFunctionParamOIDs(st.Significant(), s.srv.cfg.TableFunctionArgs)
 		duckToks := guardNullArgs(pgsql.Rewrite(st.Tokens), s.srv.cfg.NullUnsafeFunctions)
 		p.duckSQL = pgsql.Join(duckToks)
+		// refused before DuckDB sees it (authorize.go); the native shapes
+		// above are reader functions and need no check
+		if err := s.authorize(ctx, p.duckSQL); err != nil {
+			return nil, err
+		}
 		stmt, err := s.duck.PrepareContext(ctx, p.duckSQL)
 		if err != nil {
 			return nil, err

@@ -162,6 +162,9 @@ func isNoTransaction(err error) bool {
 
 // setParam sets a PostgreSQL parameter, or a DuckDB setting of that name.
 func (s *session) setParam(ctx context.Context, name, value string) error {
+	if err := s.allowedSetting(name); err != nil {
+		return err
+	}
 	lname := strings.ToLower(name)
 	if !s.settings.known(lname) && !strings.Contains(lname, ".") {
 		// a DuckDB setting (memory_limit, threads, ...)
@@ -197,6 +200,9 @@ func (s *session) setParam(ctx context.Context, name, value string) error {
 }
 
 func (s *session) resetParam(ctx context.Context, name string) error {
+	if err := s.allowedSetting(name); err != nil {
+		return err
+	}
 	lname := strings.ToLower(name)
 	if !s.settings.known(lname) && !strings.Contains(lname, ".") {
 		if _, err := s.duck.ExecContext(ctx, "RESET "+quoteIdent(lname), nil); err != nil {

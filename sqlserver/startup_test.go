@@ -145,7 +145,7 @@ func TestConfigValidate(t *testing.T) {
 		{"IPv6 loopback without users is allowed", sqlserver.Config{Listen: "[::1]:5433"}, true},
 		{"all interfaces without users is refused", sqlserver.Config{Listen: "0.0.0.0:5433"}, false},
 		{"an empty host (all interfaces) without users is refused", sqlserver.Config{Listen: ":5433"}, false},
-		{"all interfaces with users is allowed", sqlserver.Config{Listen: "0.0.0.0:5433", Users: map[string]string{"alice": "s3cret"}}, true},
+		{"all interfaces with users is allowed", sqlserver.Config{Listen: "0.0.0.0:5433", Users: []sqlserver.User{{Name: "alice", Password: "s3cret"}}}, true},
 		{"a certificate without a key is refused", sqlserver.Config{Listen: "127.0.0.1:5433", TLSCert: "c.pem"}, false},
 		{"an address without a port is refused", sqlserver.Config{Listen: "127.0.0.1"}, false},
 	}

@@ -790,3 +790,12 @@ func regCast(toks []Token, i int) ([]Token, int, bool) {
 	out = append(out, Rewrite(operand)...)
 	return append(out, Token{Kind: Punct, Text: ")"}), end, true
 }
+
+// FromClauses reports, for each token, whether it stands in a FROM clause
+// at its own parenthesis depth: where a name is a relation (a table, a view,
+// or — to DuckDB — a file path given as a string).
+func FromClauses(toks []Token) []bool { return fromClauses(toks) }
+
+// MatchingParen returns the index of the ")" closing the "(" at toks[open],
+// or -1.
+func MatchingParen(toks []Token, open int) int { return matchingParen(toks, open) }

@@ -1,0 +1,433 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/jeroenrinzema/psql-wire/codes"
+
+	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// The statement policy of sessions that are not an admin's. DuckDB's own
+// guards (Engine.lockDown: no external access outside the lake, locked
+// configuration, no extension loading) hold for every session; these checks
+// close what they leave open, and run on the exact text DuckDB is given,
+// before DuckDB prepares it:
+//
+//	P1. A statement's first keyword decides its kind; only queries (SELECT,
+//	    WITH, VALUES, TABLE, FROM, DESCRIBE, SHOW, SUMMARIZE, PIVOT,
+//	    EXPLAIN of one of these), CALL of a DHSI procedure the role may run,
+//	    SQL PREPARE/EXECUTE of such a statement, and statements on TEMP
+//	    objects of the session itself reach DuckDB. COPY to or from a file,
+//	    ATTACH, DETACH, EXPORT, IMPORT, INSTALL, LOAD, PRAGMA, USE,
+//	    CHECKPOINT, VACUUM, CREATE SECRET, SET of a DuckDB setting: refused.
+//	P2. No table function but those on an allowlist may be named anywhere in
+//	    the text: DuckDB's file readers (read_csv, read_parquet, glob,
+//	    query, ...) would reach the lake's files, which DuckDB's guard
+//	    allows because the urls view reads them.
+//	P3. No string, and no quoted name that looks like a path, may stand
+//	    where a relation goes (FROM 'x.parquet', DESCRIBE 'x.csv'): DuckDB
+//	    reads those as files (replacement scans).
+//	P4. DDL and DML reach only TEMP objects of the session, and a TEMP
+//	    object may not take the name of a shared one (a macro shadowing
+//	    domain_datasets, a view shadowing datasets).
+//
+// Refusals carry SQLSTATE 42501 and name the role and what it lacks; they
+// happen before anything runs, so the session and every shared object stay
+// as they were.
+
+// safeTableFunctions are DuckDB's table functions a non-admin may call:
+// generators and catalog listings that read nothing outside the database.
+var safeTableFunctions = map[string]bool{
+	"range": true, "generate_series": true, "unnest": true, "repeat": true, "repeat_row": true,
+	"json_each": true, "json_tree": true, "summary": true, "test_all_types": true,
+	"duckdb_columns": true, "duckdb_constraints": true, "duckdb_databases": true, "duckdb_dependencies": true,
+	"duckdb_functions": true, "duckdb_indexes": true, "duckdb_keywords": true, "duckdb_schemas": true,
+	"duckdb_sequences": true, "duckdb_tables": true, "duckdb_types": true, "duckdb_views": true,
+	"duckdb_settings": true, "duckdb_extensions": true, "duckdb_optimizers": true, "duckdb_variables": true,
+	"duckdb_approx_database_count": true, "duckdb_memory": true,
+	"pragma_table_info": true, "pragma_show": true, "pragma_version": true, "pragma_platform": true,
+	"pragma_collations": true, "pg_timezone_names": true, "icu_calendar_names": true,
+}
+
+// queryKeywords start statements that only read (P1).
+var queryKeywords = map[string]bool{
+	"SELECT": true, "WITH": true, "VALUES": true, "TABLE": true, "FROM": true, "DESCRIBE": true,
+	"SHOW": true, "SUMMARIZE": true, "PIVOT": true, "UNPIVOT": true, "PIVOT_WIDER": true, "PIVOT_LONGER": true,
+}
+
+// relationKeywords are followed by a relation (P3).
+var relationKeywords = map[string]bool{"DESCRIBE": true, "SUMMARIZE": true, "SHOW": true, "TABLE": true, "PIVOT": true, "UNPIVOT": true, "PIVOT_WIDER": true, "PIVOT_LONGER": true}
+
+// tableFunctionNames lists every table function, table macro and pragma
+// DuckDB knows, read once after start-up (the Init hooks have registered
+// DHSI's by then).
+type tableFunctionNames struct {
+	once  sync.Once
+	names map[string]bool
+	err   error
+}
+
+func (e *Engine) tableFunctions(ctx context.Context) (map[string]bool, error) {
+	e.tfNames.once.Do(func() {
+		names := map[string]bool{}
+		rows, err := e.db.QueryContext(ctx, `SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE function_type IN ('table', 'table_macro', 'pragma')`)
+		if err != nil {
+			e.tfNames.err = fmt.Errorf("list table functions: %w", err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				e.tfNames.err = err
+				return
+			}
+			names[n] = true
+		}
+		e.tfNames.names, e.tfNames.err = names, rows.Err()
+	})
+	return e.tfNames.names, e.tfNames.err
+}
+
+func (s *session) deny(what, needs string) error {
+	return pgErrorf(codes.InsufficientPrivilege, "%s", (&access.Denied{Principal: s.principal, What: what, Needs: needs}).Error())
+}
+
+// authorize applies P1–P4 to the tokens DuckDB will be given.
+func (s *session) authorize(ctx context.Context, duckSQL string) error {
+	if s.principal.Role == access.Admin {
+		return nil
+	}
+	toks := pgsql.Significant(pgsql.Lex(duckSQL))
+	if len(toks) == 0 {
+		return nil
+	}
+	if err := s.authorizeNames(ctx, toks); err != nil {
+		return err
+	}
+	return s.authorizeKind(ctx, toks)
+}
+
+// authorizeNames applies P2 and P3 to every token of the statement.
+func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error {
+	tfs, err := s.srv.engine.tableFunctions(ctx)
+	if err != nil {
+		return err
+	}
+	inFrom := pgsql.FromClauses(toks)
+	for i, t := range toks {
+		switch t.Kind {
+		case pgsql.Ident, pgsql.QIdent:
+			name := strings.ToLower(t.IdentName())
+			if i+1 < len(toks) && toks[i+1].Text == "(" && tfs[name] && !safeTableFunctions[name] && !s.srv.readerFunctions[name] {
+				if role, ok := s.srv.cfg.Procedures[name]; ok {
+					if s.principal.AtLeast(role) {
+						continue
+					}
+					return s.deny("run "+name+"()", "the "+role.String()+" role")
+				}
+				return s.deny("call the table function "+name+"() (it can read the server's files or change its configuration)", "the admin role")
+			}
+			if t.Kind == pgsql.QIdent && (inFrom[i] || afterRelationKeyword(toks, i)) && looksLikePath(name) {
+				return s.deny(fmt.Sprintf("read %s as a relation (DuckDB would read it as a file)", t.Text), "the admin role")
+			}
+		case pgsql.String:
+			if inFrom[i] || afterRelationKeyword(toks, i) {
+				return s.deny("read a string as a relation (DuckDB would read it as a file)", "the admin role")
+			}
+		}
+	}
+	return nil
+}
+
+func afterRelationKeyword(toks []pgsql.Token, i int) bool {
+	return i > 0 && relationKeywords[toks[i-1].Upper()]
+}
+
+func looksLikePath(name string) bool {
+	return strings.ContainsAny(name, "./\\*?:~")
+}
+
+// authorizeKind applies P1 and P4.
+func (s *session) authorizeKind(ctx context.Context, toks []pgsql.Token) error {
+	kw := func(i int) string {
+		if i < len(toks) {
+			return toks[i].Upper()
+		}
+		return ""
+	}
+	first := kw(0)
+	switch {
+	case first == "" && toks[0].Text == "(":
+		return nil // (SELECT ...) UNION ...
+	case first == "WITH":
+		// WITH ... INSERT/UPDATE/DELETE: the statement after the CTEs decides
+		depth := 0
+		for i, t := range toks {
+			switch t.Text {
+			case "(":
+				depth++
+			case ")":
+				depth--
+			}
+			if depth == 0 && i > 0 {
+				switch t.Upper() {
+				case "INSERT", "UPDATE", "DELETE", "MERGE":
+					return s.authorizeKind(ctx, toks[i:])
+				}
+			}
+		}
+		return nil
+	case queryKeywords[first]:
+		return nil
+	case first == "EXPLAIN":
+		i := 1
+		for kw(i) == "ANALYZE" || kw(i) == "ANALYSE" || kw(i) == "VERBOSE" {
+			i++
+		}
+		if i < len(toks) && toks[i].Text == "(" {
+			if end := pgsql.MatchingParen(toks, i); end > 0 {
+				i = end + 1
+			}
+		}
+		if i >= len(toks) {
+			return nil
+		}
+		return s.authorizeKind(ctx, toks[i:])
+	case first == "CALL":
+		if len(toks) < 2 {
+			return nil
+		}
+		name := strings.ToLower(toks[len(toks)-1].IdentName())
+		if i := callName(toks); i > 0 {
+			name = strings.ToLower(toks[i].IdentName())
+		}
+		role, ok := s.srv.cfg.Procedures[name]
+		if !ok {
+			return s.deny("CALL "+name+" (only DHSI's procedures are open to non-admins)", "the admin role")
+		}
+		if !s.principal.AtLeast(role) {
+			return s.deny("run "+name+"()", "the "+role.String()+" role")
+		}
+		return nil
+	case first == "PREPARE":
+		for i, t := range toks {
+			if t.Is("AS") && i+1 < len(toks) {
+				return s.authorizeKind(ctx, toks[i+1:])
+			}
+		}
+		return nil
+	case first == "EXECUTE":
+		return nil // the statement was checked when it was prepared
+	case first == "CREATE":
+		return s.authorizeCreate(ctx, toks)
+	case first == "DROP":
+		i := 1
+		obj := kw(i)
+		switch obj {
+		case "TABLE", "VIEW", "MACRO", "FUNCTION", "SEQUENCE", "TYPE":
+		default:
+			return s.deny("DROP "+obj, "the admin role")
+		}
+		i++
+		if kw(i) == "IF" && kw(i+1) == "EXISTS" {
+			i += 2
+		}
+		for i < len(toks) {
+			end, err := s.requireTemp(ctx, toks, i, "DROP "+obj)
+			if err != nil {
+				return err
+			}
+			i = end
+			if i < len(toks) && toks[i].Text == "," {
+				i++
+				continue
+			}
+			break
+		}
+		return nil
+	case first == "INSERT":
+		i := 1
+		if kw(i) == "OR" {
+			i += 2
+		}
+		if kw(i) == "INTO" {
+			i++
+		}
+		_, err := s.requireTemp(ctx, toks, i, "INSERT INTO")
+		return err
+	case first == "UPDATE", first == "TRUNCATE", first == "DELETE", first == "MERGE":
+		i := 1
+		if kw(i) == "FROM" || kw(i) == "TABLE" || kw(i) == "INTO" {
+			i++
+		}
+		_, err := s.requireTemp(ctx, toks, i, first)
+		return err
+	case first == "ALTER":
+		switch kw(1) {
+		case "TABLE", "VIEW", "SEQUENCE":
+			i := 2
+			if kw(i) == "IF" && kw(i+1) == "EXISTS" {
+				i += 2
+			}
+			_, err := s.requireTemp(ctx, toks, i, "ALTER "+kw(1))
+			return err
+		}
+		return s.deny("ALTER "+kw(1), "the admin role")
+	case first == "COMMENT":
+		return s.deny("COMMENT ON shared objects", "the admin role")
+	case first == "SET" || first == "RESET":
+		return s.deny(first+" "+strings.ToLower(kw(1))+" (only PostgreSQL session settings are open to non-admins)", "the admin role")
+	}
+	return s.deny(first+" statements", "the admin role")
+}
+
+// callName finds the procedure name of CALL [schema.]name(...).
+func callName(toks []pgsql.Token) int {
+	for i := 1; i < len(toks); i++ {
+		if toks[i].Text == "(" {
+			return i - 1
+		}
+	}
+	return -1
+}
+
+// authorizeCreate lets non-admins create TEMP tables, views, macros and
+// sequences that shadow nothing shared (P4).
+func (s *session) authorizeCreate(ctx context.Context, toks []pgsql.Token) error {
+	i := 1
+	if toks[i].Is("OR") && i+1 < len(toks) && toks[i+1].Is("REPLACE") {
+		i += 2
+	}
+	temp := false
+	if i < len(toks) && (toks[i].Is("TEMP") || toks[i].Is("TEMPORARY")) {
+		temp = true
+		i++
+	}
+	obj := ""
+	if i < len(toks) {
+		obj = toks[i].Upper()
+	}
+	switch obj {
+	case "TABLE", "VIEW", "MACRO", "FUNCTION", "SEQUENCE":
+	default:
+		return s.deny("CREATE "+obj+" (non-admins may create TEMP tables, views, macros and sequences)", "the admin role")
+	}
+	if !temp {
+		return s.deny("CREATE "+obj+" outside its session (non-admins may create TEMP objects only)", "the admin role")
+	}
+	i++
+	if i+2 < len(toks) && toks[i].Is("IF") && toks[i+1].Is("NOT") && toks[i+2].Is("EXISTS") {
+		i += 3
+	}
+	parts, _ := qualifiedName(toks, i)
+	if len(parts) == 0 {
+		return nil // DuckDB reports the syntax error
+	}
+	if len(parts) > 1 && !(strings.EqualFold(parts[0], "temp") && (len(parts) == 2 || strings.EqualFold(parts[1], "main"))) {
+		return s.deny("CREATE "+obj+" "+strings.Join(parts, ".")+" (non-admins may create TEMP objects only)", "the admin role")
+	}
+	name := parts[len(parts)-1]
+	shared, err := s.sharedName(ctx, name)
+	if err != nil {
+		return err
+	}
+	if shared {
+		return s.deny(fmt.Sprintf("create a TEMP %s named %q: it would shadow a shared object of that name", strings.ToLower(obj), name), "the admin role")
+	}
+	return nil
+}
+
+// qualifiedName reads a dotted name at toks[i]; end is the index after it.
+func qualifiedName(toks []pgsql.Token, i int) (parts []string, end int) {
+	for i < len(toks) && (toks[i].Kind == pgsql.Ident || toks[i].Kind == pgsql.QIdent) {
+		parts = append(parts, toks[i].IdentName())
+		i++
+		if i < len(toks) && toks[i].Text == "." {
+			i++
+			continue
+		}
+		break
+	}
+	return parts, i
+}
+
+// requireTemp allows the statement only when the relation named at toks[i]
+// is a TEMP object of this session (P4): "temp.x", or an unqualified x that
+// exists in temp (DuckDB resolves temp before every other schema).
+func (s *session) requireTemp(ctx context.Context, toks []pgsql.Token, i int, what string) (int, error) {
+	parts, end := qualifiedName(toks, i)
+	if len(parts) == 0 {
+		return end, s.deny(what+" of this object", "the admin role")
+	}
+	name := parts[len(parts)-1]
+	if len(parts) > 1 {
+		if strings.EqualFold(parts[0], "temp") && (len(parts) == 2 || strings.EqualFold(parts[1], "main")) {
+			return end, nil
+		}
+		return end, s.deny(fmt.Sprintf("%s %s (non-admins change only TEMP objects of their own session)", what, strings.Join(parts, ".")), "the admin role")
+	}
+	ok, err := s.tempName(ctx, name)
+	if err != nil {
+		return end, err
+	}
+	if !ok {
+		return end, s.deny(fmt.Sprintf("%s %s (non-admins change only TEMP objects of their own session)", what, name), "the admin role")
+	}
+	return end, nil
+}
+
+// tempName reports whether this session has a TEMP object called name.
+func (s *session) tempName(ctx context.Context, name string) (bool, error) {
+	return s.catalogHas(ctx, `SELECT count(*) FROM (
+		SELECT table_name AS n FROM duckdb_tables() WHERE database_name = 'temp'
+		UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = 'temp'
+		UNION ALL SELECT sequence_name FROM duckdb_sequences() WHERE database_name = 'temp'
+		UNION ALL SELECT function_name FROM duckdb_functions() WHERE database_name = 'temp'
+	) WHERE lower(n) = lower($1)`, name)
+}
+
+// sharedName reports whether a shared relation or any function is called
+// name (a TEMP object of that name would shadow it for this session).
+func (s *session) sharedName(ctx context.Context, name string) (bool, error) {
+	return s.catalogHas(ctx, `SELECT count(*) FROM (
+		SELECT table_name AS n FROM duckdb_tables() WHERE database_name <> 'temp'
+		UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name <> 'temp'
+		UNION ALL SELECT function_name FROM duckdb_functions() WHERE database_name <> 'temp'
+	) WHERE lower(n) = lower($1)`, name)
+}
+
+func (s *session) catalogHas(ctx context.Context, query, name string) (bool, error) {
+	rows, err := s.duck.QueryContext(ctx, query, []driver.NamedValue{{Ordinal: 1, Value: name}})
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	vals := make([]driver.Value, 1)
+	if err := rows.Next(vals); err != nil && err != io.EOF {
+		return false, err
+	}
+	n, _ := vals[0].(int64)
+	return n > 0, nil
+}
+
+// allowedSetting reports whether a non-admin may SET or RESET name: the
+// PostgreSQL session settings the server keeps itself (and custom
+// "a.b" names), never a DuckDB setting, which is global to every session.
+func (s *session) allowedSetting(name string) error {
+	if s.principal.Role == access.Admin {
+		return nil
+	}
+	lname := strings.ToLower(name)
+	if s.settings.known(lname) || strings.Contains(lname, ".") {
+		return nil
+	}
+	return s.deny(fmt.Sprintf("set %q (a DuckDB setting is global to every session)", name), "the admin role")
+}
