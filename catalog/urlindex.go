@@ -720,3 +720,16 @@ func (s *Snapshot) FilePaths() []string {
 	sort.Strings(out)
 	return out
 }
+
+// DatasetFilePaths is FilePaths restricted to the datasets keep accepts
+// (nil keeps every file).
+func (s *Snapshot) DatasetFilePaths(keep func(datasetID uint32) bool) []string {
+	out := make([]string, 0, len(s.files))
+	for _, f := range s.files {
+		if keep == nil || keep(f.DatasetID) {
+			out = append(out, f.Path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -6,9 +6,14 @@
 // Every response is JSON, including errors ({"error": "..."}, with 400 for a
 // malformed request and 404 for what the index does not hold). Each request
 // pins one index snapshot, so a version flip never mixes versions.
+//
+// With users configured every request needs HTTP Basic credentials (401
+// without them), and runs as that user: a dataset its grants hide answers
+// exactly as one that does not exist (access A3).
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -16,6 +21,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
 )
 
@@ -25,6 +31,12 @@ type Config struct {
 	// Domain normalizes a user's domain argument; note explains a change.
 	Domain func(s string) (domain, note string, err error)
 	Log    *slog.Logger
+	// Authenticate checks HTTP Basic credentials; nil means no users are
+	// configured and every request runs as an admin (loopback only).
+	Authenticate func(user, password string) (access.Principal, bool)
+	// Visible returns the dataset-id test for the principal ctx carries
+	// (nil test: every dataset); nil means no grants are enforced.
+	Visible func(ctx context.Context, snap *catalog.Snapshot) func(id uint32) bool
 }
 
 // DefaultLimit is the page size when limit is not given.
@@ -42,7 +54,34 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: use GET /v1/domain/{domain} or GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=&limit=")
 	})
-	return mux
+	return a.authenticated(mux)
+}
+
+// authenticated runs every request as its user (access A1).
+func (a *api) authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := access.Principal{User: "", Role: access.Admin} // no users: trust, loopback only
+		if a.cfg.Authenticate != nil {
+			user, pw, ok := r.BasicAuth()
+			if ok {
+				p, ok = a.cfg.Authenticate(user, pw)
+			}
+			if !ok {
+				w.Header().Set("WWW-Authenticate", `Basic realm="dhsi", charset="UTF-8"`)
+				writeError(w, http.StatusUnauthorized, "authentication required: send HTTP Basic credentials of a DHSI user")
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(access.WithPrincipal(r.Context(), p)))
+	})
+}
+
+// visible is the dataset-id test of the request's principal (nil: all).
+func (a *api) visible(r *http.Request, snap *catalog.Snapshot) func(uint32) bool {
+	if a.cfg.Visible == nil {
+		return nil
+	}
+	return a.cfg.Visible(r.Context(), snap)
 }
 
 type api struct{ cfg Config }
@@ -102,9 +141,18 @@ func (a *api) domain(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, err)
 		return
 	}
+	visible := a.visible(r, snap)
 	resp := DomainResponse{Domain: d, DomainID: id, Note: note, Version: snap.Version.Version, Datasets: []DatasetEntry{}}
 	for _, x := range ds {
+		if visible != nil && !visible(x.DatasetID) {
+			continue // A3
+		}
 		resp.Datasets = append(resp.Datasets, DatasetEntry{DatasetID: x.DatasetID, Dataset: x.Dataset, URLCount: x.URLCount})
+	}
+	if visible != nil && len(resp.Datasets) == 0 {
+		// held only by hidden datasets: as if the index did not hold it
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s is not in index version %q", d, snap.Version.Version))
+		return
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
@@ -132,7 +180,8 @@ func (a *api) urls(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := a.cfg.Snapshot()
-	if _, ok := snap.Datasets.ByID(uint32(id)); !ok {
+	visible := a.visible(r, snap)
+	if _, ok := snap.Datasets.ByID(uint32(id)); !ok || (visible != nil && !visible(uint32(id))) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("dataset %d is not in index version %q", id, snap.Version.Version))
 		return
 	}

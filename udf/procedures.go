@@ -11,6 +11,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/compiler"
 )
 
@@ -32,6 +33,35 @@ type Procedures struct {
 	Ingest func(ctx context.Context, dataset string, files []string) (IngestResult, error)
 	// Timeout bounds one call (default 10 minutes).
 	Timeout time.Duration
+	// Grants, when set, registers grant_dataset and revoke_dataset.
+	Grants *access.Book
+	// CheckIngestFiles vets the server-side files a non-admin asks CALL
+	// ingest to read (nil: only admins may ingest server files).
+	CheckIngestFiles func(files []string) error
+}
+
+// ProcedureRoles are the procedures and the role each needs; the server's
+// statement checks and the procedures themselves both enforce them.
+var ProcedureRoles = map[string]access.Role{
+	"inbox_put": access.Writer, "compact_shard": access.Writer, "compact_all": access.Writer, "ingest": access.Writer,
+	"grant_dataset": access.Admin, "revoke_dataset": access.Admin,
+}
+
+// bindAs is a procedure's bind: it refuses a caller without the role the
+// procedure needs (authoritative whatever way the call was written: CALL,
+// SELECT * FROM, a view), and hands the work its principal.
+func bindAs(name string, bind func(p access.Principal, args []any) (*lazyRows, error)) func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+	return func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+		if err := access.Require(ctx, ProcedureRoles[name], "run "+name+"()"); err != nil {
+			return nil, err
+		}
+		l, err := bind(access.FromContext(ctx), args)
+		if err != nil {
+			return nil, err
+		}
+		l.principal = access.FromContext(ctx)
+		return l, nil
+	}
 }
 
 // IngestResult is the row of CALL ingest.
@@ -81,7 +111,7 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 	}
 	compactShard := duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
-		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+		BindArgumentsContext: bindAs("compact_shard", func(_ access.Principal, args []any) (*lazyRows, error) {
 			id, _ := args[0].(string)
 			return &lazyRows{cols: resultCols, run: func(ctx context.Context) ([][]any, error) {
 				c, err := p.Compiler()
@@ -99,10 +129,10 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 				}
 				return [][]any{resultRow(r)}, nil
 			}, timeout: p.Timeout}, nil
-		},
+		}),
 	}
 	compactAll := duckdb.ChunkTableFunction{
-		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+		BindArgumentsContext: bindAs("compact_all", func(_ access.Principal, args []any) (*lazyRows, error) {
 			return &lazyRows{cols: resultCols, run: func(ctx context.Context) ([][]any, error) {
 				c, err := p.Compiler()
 				if err != nil {
@@ -123,11 +153,11 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 				}
 				return out, nil
 			}, timeout: p.Timeout}, nil
-		},
+		}),
 	}
 	inboxPut := duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar}},
-		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+		BindArgumentsContext: bindAs("inbox_put", func(_ access.Principal, args []any) (*lazyRows, error) {
 			domain, _ := args[0].(string)
 			record, _ := args[1].(string)
 			cols := []duckdb.ColumnInfo{{Name: "domain", T: varchar}, {Name: "shard", T: varchar}, {Name: "object_key", T: varchar}}
@@ -152,13 +182,13 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 				}
 				return [][]any{{d, c.ShardOf(d), key}}, nil
 			}, timeout: p.Timeout}, nil
-		},
+		}),
 	}
 	fns := map[string]duckdb.ChunkTableFunction{"compact_shard": compactShard, "compact_all": compactAll, "inbox_put": inboxPut}
 	if p.Ingest != nil {
 		fns["ingest"] = duckdb.ChunkTableFunction{
 			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar}},
-			BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			BindArgumentsContext: bindAs("ingest", func(caller access.Principal, args []any) (*lazyRows, error) {
 				dataset, _ := args[0].(string)
 				paths, _ := args[1].(string)
 				cols := []duckdb.ColumnInfo{{Name: "version", T: varchar}, {Name: "dataset", T: varchar}, {Name: "dataset_id", T: bigint},
@@ -173,13 +203,50 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 					if len(files) == 0 {
 						return nil, fmt.Errorf("ingest: give the server-side files as a comma-separated list, e.g. CALL ingest('crawl', '/data/a.cdxj,/data/b.txt')")
 					}
+					if !caller.AtLeast(access.Admin) {
+						// reading a path of the server is an admin's right;
+						// writers may read only where the operator said
+						if p.CheckIngestFiles == nil {
+							return nil, &access.Denied{Principal: caller, What: "ingest files of the server's file system", Needs: "the admin role, or a directory opened to writers with serve --ingest-dir"}
+						}
+						if err := p.CheckIngestFiles(files); err != nil {
+							return nil, err
+						}
+					}
 					r, err := p.Ingest(ctx, dataset, files)
 					if err != nil {
 						return nil, err
 					}
 					return [][]any{{r.Version, r.Dataset, int64(r.DatasetID), r.Read, r.Normalized, r.Written, r.Rejected, r.RejectsKey}}, nil
 				}}, nil
-			},
+			}),
+		}
+	}
+	if p.Grants != nil {
+		grantCols := []duckdb.ColumnInfo{{Name: "dataset", T: varchar}, {Name: "grantee", T: varchar}, {Name: "changed", T: bigint}, {Name: "grants_version", T: bigint}}
+		for _, name := range []string{"grant_dataset", "revoke_dataset"} {
+			fns[name] = duckdb.ChunkTableFunction{
+				Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar}},
+				BindArgumentsContext: bindAs(name, func(_ access.Principal, args []any) (*lazyRows, error) {
+					dataset, _ := args[0].(string)
+					grantee, _ := args[1].(string)
+					return &lazyRows{cols: grantCols, timeout: p.Timeout, run: func(ctx context.Context) ([][]any, error) {
+						change := p.Grants.Grant
+						if name == "revoke_dataset" {
+							change = p.Grants.Revoke
+						}
+						c, err := change(ctx, dataset, grantee)
+						if err != nil {
+							return nil, err
+						}
+						changed := int64(0)
+						if c.Changed {
+							changed = 1
+						}
+						return [][]any{{dataset, grantee, changed, c.Version}}, nil
+					}}, nil
+				}),
+			}
 		}
 	}
 	for name, f := range fns {
@@ -220,12 +287,14 @@ func recordFields(s string) (map[string]string, error) {
 // lazyRows runs its work on the first FillRow: at execution, not at bind.
 // A panic in the work becomes the statement's error (package invariant).
 type lazyRows struct {
-	cols    []duckdb.ColumnInfo
-	run     func(ctx context.Context) ([][]any, error)
-	timeout time.Duration
-	rows    [][]any
-	done    bool
-	next    int
+	// principal is who bound the call (access A1): the work runs as them
+	principal access.Principal
+	cols      []duckdb.ColumnInfo
+	run       func(ctx context.Context) ([][]any, error)
+	timeout   time.Duration
+	rows      [][]any
+	done      bool
+	next      int
 }
 
 func (l *lazyRows) ColumnInfos() []duckdb.ColumnInfo     { return l.cols }
@@ -246,7 +315,7 @@ func (l *lazyRows) FillChunk(chunk duckdb.DataChunk) (err error) {
 	}()
 	if !l.done {
 		l.done = true
-		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+		ctx, cancel := context.WithTimeout(access.WithPrincipal(context.Background(), l.principal), l.timeout)
 		defer cancel()
 		if l.rows, err = l.run(ctx); err != nil {
 			return err

@@ -3,11 +3,13 @@ package udf
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/sqlserver"
 )
@@ -22,6 +24,14 @@ import (
 // query never mixes versions.
 type URLIndexFuncs struct {
 	Snapshot func() *catalog.Snapshot
+	// Grants returns the dataset grants in force (nil: no grants, every
+	// dataset visible). Every function here answers for the principal its
+	// context carries (access A1–A3).
+	Grants func() *access.Grants
+	// LakePaths returns the local paths of the snapshot's Parquet files of
+	// the datasets keep accepts (keep nil: all), for the urls view; nil when
+	// DuckDB cannot read the store's files (S3).
+	LakePaths func(snap *catalog.Snapshot, keep func(datasetID uint32) bool) ([]string, error)
 	// Domain turns the user's argument into a registered domain ("https://
 	// www.Example.com/x" → "example.com"), or explains what was expected.
 	Domain func(s string) (string, error)
@@ -57,21 +67,25 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 		}
 		fns[name] = duckdb.ChunkTableFunction{
 			Config: duckdb.TableFunctionConfig{Arguments: argTypes},
-			BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-				return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
+			BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+				return &lazyRows{cols: cols, timeout: time.Minute, principal: access.FromContext(ctx), run: func(ctx context.Context) ([][]any, error) {
 					return nf.Run(ctx, args)
 				}}, nil
 			},
 		}
 	}
 	datasets := duckdb.ChunkTableFunction{
-		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			tstz := t(duckdb.TYPE_TIMESTAMP_TZ)
 			cols := []duckdb.ColumnInfo{{Name: "dataset_id", T: integer}, {Name: "dataset", T: varchar}, {Name: "source", T: varchar},
 				{Name: "created", T: tstz}, {Name: "updated", T: tstz}, {Name: "urls", T: bigint}, {Name: "domains", T: bigint}, {Name: "files", T: bigint}}
-			return &lazyRows{cols: cols, timeout: time.Minute, run: func(ctx context.Context) ([][]any, error) {
+			return &lazyRows{cols: cols, timeout: time.Minute, principal: access.FromContext(ctx), run: func(ctx context.Context) ([][]any, error) {
+				visible := f.visibility(ctx)
 				var out [][]any
 				for _, d := range f.Snapshot().Datasets.Datasets {
+					if visible != nil && !visible(d.Name) {
+						continue // A3
+					}
 					out = append(out, []any{int32(d.ID), d.Name, d.Source, d.Created, d.Updated, d.URLs, d.Domains, int64(d.Files)})
 				}
 				return out, nil
@@ -79,14 +93,38 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 		},
 	}
 	fns["dhsi_datasets"] = datasets
+	fns["dhsi_dataset_grants"] = duckdb.ChunkTableFunction{
+		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			cols := []duckdb.ColumnInfo{{Name: "dataset", T: varchar}, {Name: "grantee", T: varchar}, {Name: "granted_by", T: varchar},
+				{Name: "granted_at", T: t(duckdb.TYPE_TIMESTAMP_TZ)}, {Name: "grants_version", T: bigint}}
+			return &lazyRows{cols: cols, timeout: time.Minute, principal: access.FromContext(ctx), run: func(ctx context.Context) ([][]any, error) {
+				g := f.grants()
+				visible := f.visibility(ctx)
+				var out [][]any
+				for _, gr := range g.List() {
+					if visible != nil && !visible(gr.Dataset) {
+						continue // A3: a grant names a dataset the caller may not know of
+					}
+					out = append(out, []any{gr.Dataset, gr.Grantee, gr.By, gr.At, g.Version()})
+				}
+				return out, nil
+			}}, nil
+		},
+	}
 	for name, fn := range fns {
 		if err := duckdb.RegisterTableUDF(conn, name, fn); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
+	lakeFiles := &lakeFiles{f: f}
+	if err := duckdb.RegisterScalarUDF(conn, "dhsi_lake_files", lakeFiles); err != nil {
+		return fmt.Errorf("register dhsi_lake_files: %w", err)
+	}
 	for _, s := range []string{
 		"CREATE OR REPLACE VIEW public.datasets AS SELECT * FROM dhsi_datasets()",
 		"COMMENT ON VIEW public.datasets IS 'dhsi: the dataset registry of the current index version'",
+		"CREATE OR REPLACE VIEW public.dataset_grants AS SELECT * FROM dhsi_dataset_grants()",
+		"COMMENT ON VIEW public.dataset_grants IS 'dhsi: who may see which dataset (CALL grant_dataset / revoke_dataset); a dataset without grants is visible to everyone'",
 	} {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("create view datasets: %w", err)
@@ -126,13 +164,17 @@ func (f URLIndexFuncs) DomainDatasetsRows(ctx context.Context, args []any) ([][]
 	if err != nil {
 		return nil, err
 	}
+	visible := f.visibility(ctx)
 	got, err := f.Snapshot().DomainDatasets(d)
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]any, len(got))
-	for i, g := range got {
-		out[i] = []any{int32(g.DatasetID), g.Dataset, int64(g.URLCount)}
+	out := make([][]any, 0, len(got))
+	for _, g := range got {
+		if visible != nil && !visible(g.Dataset) {
+			continue // A3: absent, not zero
+		}
+		out = append(out, []any{int32(g.DatasetID), g.Dataset, int64(g.URLCount)})
 	}
 	return out, nil
 }
@@ -158,7 +200,15 @@ func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any,
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := f.Snapshot().DomainURLs(ctx, d, uint32(ds), off, lim)
+	snap := f.Snapshot()
+	if visible := f.visibility(ctx); visible != nil {
+		// A3: decided before the dataset's postings are touched, and
+		// answered as for an id that does not exist
+		if meta, ok := snap.Datasets.ByID(uint32(ds)); ok && !visible(meta.Name) {
+			return nil, nil
+		}
+	}
+	rows, _, err := snap.DomainURLs(ctx, d, uint32(ds), off, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -173,4 +223,63 @@ func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any,
 		out[i] = row
 	}
 	return out, nil
+}
+
+func (f URLIndexFuncs) grants() *access.Grants {
+	if f.Grants == nil {
+		return access.EmptyGrants
+	}
+	return f.Grants()
+}
+
+// visibility returns the dataset-name test for the principal ctx carries,
+// or nil when it sees every dataset (no grants, or an admin): the hot path
+// then pays one branch.
+func (f URLIndexFuncs) visibility(ctx context.Context) func(dataset string) bool {
+	return f.grants().Filter(access.FromContext(ctx))
+}
+
+// VisibleDatasetIDs is the dataset-id form of visibility, for callers that
+// hold ids (the lake's files, the HTTP API): nil means every dataset.
+func (f URLIndexFuncs) VisibleDatasetIDs(ctx context.Context, snap *catalog.Snapshot) func(id uint32) bool {
+	visible := f.visibility(ctx)
+	if visible == nil {
+		return nil
+	}
+	return func(id uint32) bool {
+		meta, ok := snap.Datasets.ByID(id)
+		return ok && visible(meta.Name)
+	}
+}
+
+// lakeFiles is dhsi_lake_files(): the local paths of the current version's
+// Parquet files of the datasets the caller may see. The urls view reads
+// read_parquet(dhsi_lake_files()), which DuckDB folds when it binds the
+// view for a query, in that query's session: the view's text names no file,
+// and a hidden dataset's files are never opened (A3).
+type lakeFiles struct{ f URLIndexFuncs }
+
+func (l *lakeFiles) Config() duckdb.ScalarFuncConfig {
+	varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	list, _ := duckdb.NewListInfo(varchar)
+	return duckdb.ScalarFuncConfig{ResultTypeInfo: list}
+}
+
+func (l *lakeFiles) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowContextExecutor: func(ctx context.Context, values []driver.Value) (out any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("dhsi_lake_files: internal error: %v", r)
+			}
+		}()
+		snap := l.f.Snapshot()
+		if l.f.LakePaths == nil {
+			return []string{}, nil
+		}
+		paths, err := l.f.LakePaths(snap, l.f.VisibleDatasetIDs(ctx, snap))
+		if err != nil {
+			return nil, err
+		}
+		return paths, nil
+	}}
 }
