@@ -31,6 +31,7 @@ func commands() []command {
 		{"ingest", "add URL files to a dataset and publish a new index version", runIngest},
 		{"bench", "benchmark DHSI against PostgreSQL and a DuckDB scan on a generated corpus", runBench},
 		{"gc", "drop old index versions and delete what no kept version references", runGC},
+		{"passwd", "print a users-file line with a SCRAM-SHA-256 verifier for a password", runPasswd},
 		{"version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "dhsi", version)
 			return nil

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/httpapi"
@@ -44,7 +45,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		memoryLimit = fs.String("duckdb-memory-limit", "", "DuckDB memory_limit, e.g. 4GB (default: DuckDB's, 80% of RAM)")
 		threads     = fs.Int("duckdb-threads", 0, "DuckDB worker threads (default: one per core)")
 		tempDir     = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/duckdb.tmp)")
-		usersFile   = fs.String("users-file", "", "file of name:password lines; enables SCRAM-SHA-256 authentication")
+		usersFile   = fs.String("users-file", "", "file of name:password[:role] lines (role admin, writer or reader; default reader; the password may be a SCRAM-SHA-256 verifier, see 'dhsi passwd'); enables SCRAM-SHA-256 authentication, the DuckDB sandbox and dataset grants")
+		ingestDir   = fs.String("ingest-dir", "", "a directory whose files writers may CALL ingest (admins may ingest any file the server can read; without it writers ingest none)")
 		tlsCert     = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
 		tlsKey      = fs.String("tls-key", "", "TLS private key (PEM)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -56,7 +58,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		refresh     = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
 		users       multiFlag
 	)
-	fs.Var(&users, "user", "name:password of a user (repeatable); enables SCRAM-SHA-256 authentication")
+	fs.Var(&users, "user", "name:password[:role] of a user (repeatable; role admin, writer or reader, default reader); enables SCRAM-SHA-256 authentication")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: dhsi serve [flags]\n\nServes the index over the PostgreSQL protocol. With no flags it uses ./dhsi-data\nand listens on 127.0.0.1:5433 accepting any user without a password (loopback only).\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -71,20 +73,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	passwords := map[string]string{}
+	var userList []sqlserver.User
 	if *usersFile != "" {
-		m, err := sqlserver.LoadUsersFile(*usersFile)
+		l, err := sqlserver.LoadUsersFile(*usersFile)
 		if err != nil {
 			return fmt.Errorf("--users-file: %w", err)
 		}
-		passwords = m
+		userList = l
 	}
 	for _, u := range users {
-		name, pw, ok := strings.Cut(u, ":")
-		if !ok {
-			return fmt.Errorf("%w: --user %q: want name:password", errUsage, u)
+		usr, err := sqlserver.ParseUser(u)
+		if err != nil {
+			// never echo the value: it holds a password
+			return fmt.Errorf("%w: --user: %v", errUsage, err)
 		}
-		passwords[name] = pw
+		userList = append(userList, usr)
+	}
+	checkIngest, err := ingestDirCheck(*ingestDir)
+	if err != nil {
+		return err
 	}
 
 	st, err := sf.open(ctx, log)
@@ -104,20 +111,44 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var domains *catalog.Domains
 	var urls *urlService
+	var urlFuncs udf.URLIndexFuncs
+	grants, err := access.OpenBook(ctx, st, log)
+	if err != nil {
+		return err
+	}
+	grants.ValidateDataset = catalog.ValidateDatasetName
+	var sandbox *sqlserver.Sandbox
+	if len(userList) > 0 {
+		// users configured: sessions are strangers to each other and to the
+		// host, so DuckDB may read only the lake (docs/security.md)
+		sandbox = &sqlserver.Sandbox{ReadDirs: []string{filepath.Join(cache, "lake-empty")}}
+		if lp, ok := st.(catalog.LocalPather); ok {
+			dir, err := lp.LocalPath("urls")
+			if err != nil {
+				return err
+			}
+			sandbox.ReadDirs = append(sandbox.ReadDirs, dir)
+		}
+	}
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
-		Server: sqlserver.Config{Listen: *listen, Users: passwords, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions, NativeFunctions: native,
+		Server: sqlserver.Config{Listen: *listen, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions, NativeFunctions: native,
+			Procedures:      udf.ProcedureRoles,
+			ReaderFunctions: udf.ReaderTableFunctions,
 			TableFunctionArgs: map[string][]uint32{
 				"domain_datasets": {sqlserver.OIDText},
 				"domain_urls":     {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
 				"compact_shard":   {sqlserver.OIDText},
 				"inbox_put":       {sqlserver.OIDText, sqlserver.OIDText},
 				"ingest":          {sqlserver.OIDText, sqlserver.OIDText},
+				"grant_dataset":   {sqlserver.OIDText, sqlserver.OIDText},
+				"revoke_dataset":  {sqlserver.OIDText, sqlserver.OIDText},
 			}},
 		Engine: sqlserver.EngineConfig{
 			Path:        filepath.Join(cache, "dhsi.duckdb"),
 			MemoryLimit: *memoryLimit,
 			Threads:     *threads,
 			TempDir:     *tempDir,
+			Sandbox:     sandbox,
 		},
 		Init: []func(context.Context, *sql.DB) error{
 			func(ctx context.Context, db *sql.DB) error { return migrations.Apply(ctx, db) },
@@ -141,12 +172,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.RegisterURLFuncs(ctx, db, norm); err != nil {
 					return err
 				}
-				u, err := newURLService(ctx, st, db, catalog.URLIndexOptions{BlockCacheBytes: *blockCache << 20, RowCacheBytes: *rowCache << 20, Log: log})
+				u, err := newURLService(ctx, st, db, filepath.Join(cache, "lake-empty"), catalog.URLIndexOptions{BlockCacheBytes: *blockCache << 20, RowCacheBytes: *rowCache << 20, Log: log})
 				if err != nil {
 					return err
 				}
 				urls = u
 				procs := domainProcedures(st, d, log)
+				procs.Grants = grants
+				procs.CheckIngestFiles = checkIngest
 				procs.Ingest = func(ctx context.Context, dataset string, files []string) (udf.IngestResult, error) {
 					sum, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: dataset, Files: files, Log: log})
 					if err != nil {
@@ -165,16 +198,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.RegisterProcedures(ctx, db, procs); err != nil {
 					return err
 				}
-				funcs := udf.URLIndexFuncs{Snapshot: u.x.Current, Domain: u.domain}
+				grants.OnChange = func() {
+					// prepared statements over the urls view folded the
+					// old grants into their file list: replacing the view
+					// makes DuckDB bind them again
+					if err := u.updateURLsView(context.Background()); err != nil {
+						log.Warn("re-create the urls view after a grants change", "err", err)
+					}
+				}
+				funcs := udf.URLIndexFuncs{Snapshot: u.x.Current, Domain: u.domain, Grants: grants.Current, LakePaths: u.lakePaths}
+				urlFuncs = funcs
 				// the hot path: SELECT * FROM domain_datasets($1) and
 				// domain_urls($1, ...) answered without DuckDB, by the same code
-				if native == nil {
-					return udf.RegisterURLIndex(ctx, db, funcs)
+				if native != nil {
+					for name, nf := range funcs.Native() {
+						native[name] = nf
+					}
 				}
-				for name, nf := range funcs.Native() {
-					native[name] = nf
+				if err := udf.RegisterURLIndex(ctx, db, funcs); err != nil {
+					return err
 				}
-				return udf.RegisterURLIndex(ctx, db, funcs)
+				return u.updateURLsView(ctx)
 			},
 		},
 		Log: log,
@@ -189,14 +233,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ctx) }()
 	if *httpAddr != "" {
-		if host, _, err := net.SplitHostPort(*httpAddr); err == nil && host != "127.0.0.1" && host != "localhost" && host != "::1" {
-			log.Warn("the HTTP API has no authentication and listens beyond loopback", "addr", *httpAddr)
+		host, _, err := net.SplitHostPort(*httpAddr)
+		if err != nil {
+			return fmt.Errorf("%w: --http %q: %v", errUsage, *httpAddr, err)
+		}
+		if len(userList) == 0 && host != "127.0.0.1" && host != "localhost" && host != "::1" {
+			return fmt.Errorf("refusing to serve the JSON API on %q without users: configure users (--user or --users-file), or listen on 127.0.0.1", *httpAddr)
 		}
 		ln, err := net.Listen("tcp", *httpAddr)
 		if err != nil {
 			return fmt.Errorf("--http: %w", err)
 		}
-		hs := &http.Server{Handler: httpapi.New(httpapi.Config{Snapshot: urls.x.Current, Domain: urls.domainNote, Log: log}), ReadHeaderTimeout: 10 * time.Second}
+		api := httpapi.Config{Snapshot: urls.x.Current, Domain: urls.domainNote, Log: log, Visible: urlFuncs.VisibleDatasetIDs}
+		if len(userList) > 0 {
+			api.Authenticate = srv.CheckPassword
+		}
+		hs := &http.Server{Handler: httpapi.New(api), ReadHeaderTimeout: 10 * time.Second}
 		go func() { errc <- hs.Serve(ln) }()
 		defer hs.Close()
 		fmt.Fprintf(stdout, "  curl http://%s/v1/domain/example.com\n", ln.Addr())
@@ -217,7 +269,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go ps.Serve(ln)
 		defer ps.Close()
 	}
-	go refreshLoop(ctx, *refresh, log, domains.Refresh, urls.refresh)
+	go refreshLoop(ctx, *refresh, log, domains.Refresh, urls.refresh, func(ctx context.Context) error {
+		_, err := grants.Refresh(ctx)
+		return err
+	})
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
@@ -319,4 +374,37 @@ func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, fns
 			}
 		}
 	}
+}
+
+// ingestDirCheck returns the check CALL ingest applies to a writer's files:
+// each must resolve, through any symlink, to a regular file inside dir.
+func ingestDirCheck(dir string) (func([]string) error, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--ingest-dir: %w", err)
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, fmt.Errorf("--ingest-dir: %w", err)
+	}
+	return func(files []string) error {
+		for _, f := range files {
+			if !filepath.IsAbs(f) {
+				f = filepath.Join(root, f)
+			}
+			real, err := filepath.EvalSymlinks(f)
+			if err == nil {
+				real, err = filepath.Abs(real)
+			}
+			rel, rerr := filepath.Rel(root, real)
+			if err != nil || rerr != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				// one answer for missing and outside: the caller learns
+				// nothing about the server's files
+				return &access.Denied{Principal: access.Principal{Role: access.Writer}, What: fmt.Sprintf("ingest %q", f), Needs: "a file inside the server's --ingest-dir"}
+			}
+		}
+		return nil
+	}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -23,19 +25,20 @@ type urlService struct {
 	log   *slog.Logger
 	mu    sync.Mutex
 	norms map[bool]*urlnorm.Normalizer // by ICANN-only
+	// emptyDir holds, per index version, a Parquet file with the lake's
+	// columns and no row (lakePaths); the server's DuckDB may read it
+	emptyDir string
+	empty    sync.Map // version → path of its empty lake file
 }
 
-func newURLService(ctx context.Context, st store.Store, db *sql.DB, o catalog.URLIndexOptions) (*urlService, error) {
+func newURLService(ctx context.Context, st store.Store, db *sql.DB, emptyDir string, o catalog.URLIndexOptions) (*urlService, error) {
 	log := o.Log
 	x, err := catalog.OpenURLIndexWith(ctx, st, o)
 	if err != nil {
 		return nil, fmt.Errorf("url index: %w", err)
 	}
-	s := &urlService{x: x, st: st, db: db, log: log, norms: map[bool]*urlnorm.Normalizer{}}
-	if err := s.updateURLsView(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
+	// the urls view comes once dhsi_lake_files is registered (serve)
+	return &urlService{x: x, st: st, db: db, log: log, norms: map[bool]*urlnorm.Normalizer{}, emptyDir: emptyDir}, nil
 }
 
 // domain normalizes a user's domain argument the way the current version's
@@ -71,44 +74,102 @@ func (s *urlService) refresh(ctx context.Context) error {
 	return s.updateURLsView(ctx)
 }
 
-// updateURLsView points the urls view at exactly the current version's
-// Parquet files (never at files an ingest has written but not published).
+// updateURLsView points the urls view at the current version's Parquet
+// files (never at files an ingest has written but not published). The view
+// names no file: it reads read_parquet(dhsi_lake_files()), which DuckDB
+// folds for each query in the querying session, so each principal reads
+// only the files of the datasets it may see (access A3), and the view's
+// text, which any session can read, reveals no dataset.
 func (s *urlService) updateURLsView(ctx context.Context) error {
 	snap := s.x.Current()
-	lp, local := s.st.(catalog.LocalPather)
-	var body string
-	paths := snap.FilePaths()
+	_, local := s.st.(catalog.LocalPather)
+	empty := "SELECT NULL::INTEGER AS dataset_id, NULL::VARCHAR AS domain_prefix, NULL::VARCHAR AS domain, NULL::UBIGINT AS url_id, NULL::VARCHAR AS url, NULL::VARCHAR AS raw, NULL::TIMESTAMP AS ts"
 	switch {
-	case len(paths) == 0:
-		body = "SELECT NULL::INTEGER AS dataset_id, NULL::VARCHAR AS domain_prefix, NULL::VARCHAR AS domain, NULL::UBIGINT AS url_id, NULL::VARCHAR AS url, NULL::VARCHAR AS raw, NULL::TIMESTAMP AS ts WHERE false"
+	case len(snap.FilePaths()) == 0:
+		return s.createURLsView(ctx, empty+" WHERE false")
 	case !local:
-		body = "SELECT * FROM (SELECT NULL::INTEGER AS dataset_id, NULL::VARCHAR AS domain_prefix, NULL::VARCHAR AS domain, NULL::UBIGINT AS url_id, NULL::VARCHAR AS url, NULL::VARCHAR AS raw, NULL::TIMESTAMP AS ts) WHERE error('the urls view scans the whole lake, which DuckDB can read only from a local store; on S3 use domain_urls(domain, dataset_id, offset, limit), or mirror urls/ locally') IS NULL"
-	default:
-		var quoted []string
-		for _, p := range paths {
-			fp, err := lp.LocalPath(p)
-			if err != nil {
-				return err
-			}
-			quoted = append(quoted, "'"+strings.ReplaceAll(fp, "'", "''")+"'")
-		}
-		src := "read_parquet([" + strings.Join(quoted, ", ") + "], hive_partitioning = true, union_by_name = true)"
-		// Files store a row's domain as an offset into its URL
-		// (ingest.LakeDomainSQL); a store of only older files, which
-		// store the domain itself, has no domain_offset column to name,
-		// and the view then fails to bind. (Asking DuckDB for the schema
-		// first read every footer once more: 0.2 s at 1,000 files.)
-		view := func(domain string) string {
-			// url_id is derived (docs/format/lake.md): the url_id() function
-			return "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, " + domain + " AS domain, url_id(coalesce(raw, url)) AS url_id, url, raw, ts FROM " + src
-		}
-		err := s.createURLsView(ctx, view(ingest.LakeDomainSQL))
-		if err != nil && strings.Contains(err.Error(), "domain_offset") {
-			err = s.createURLsView(ctx, view("domain"))
-		}
+		return s.createURLsView(ctx, "SELECT * FROM ("+empty+") WHERE error('the urls view scans the whole lake, which DuckDB can read only from a local store; on S3 use domain_urls(domain, dataset_id, offset, limit), or mirror urls/ locally') IS NULL")
+	}
+	src := "read_parquet(dhsi_lake_files(), hive_partitioning = true, union_by_name = true)"
+	// Files store a row's domain as an offset into its URL
+	// (ingest.LakeDomainSQL); a store of only older files, which store the
+	// domain itself, has no domain_offset column to name, and the view then
+	// fails to bind. (Asking DuckDB for the schema first read every footer
+	// once more: 0.2 s at 1,000 files.)
+	view := func(domain string) string {
+		// url_id is derived (docs/format/lake.md): the url_id() function
+		return "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, " + domain + " AS domain, url_id(coalesce(raw, url)) AS url_id, url, raw, ts FROM " + src
+	}
+	if err := s.makeEmptyLakeFile(ctx, snap); err != nil {
 		return err
 	}
-	return s.createURLsView(ctx, body)
+	err := s.createURLsView(ctx, view(ingest.LakeDomainSQL))
+	if err != nil && strings.Contains(err.Error(), "domain_offset") {
+		err = s.createURLsView(ctx, view("domain"))
+	}
+	return err
+}
+
+// makeEmptyLakeFile writes the snapshot's empty lake file: the columns of
+// its first file, no row, under partitions no dataset has (dataset_id=0;
+// domain_prefix=zz, which no hex prefix is, so it stays a VARCHAR).
+func (s *urlService) makeEmptyLakeFile(ctx context.Context, snap *catalog.Snapshot) error {
+	version := snap.Version.Version
+	if _, ok := s.empty.Load(version); ok {
+		return nil
+	}
+	first, err := s.st.(catalog.LocalPather).LocalPath(snap.FilePaths()[0])
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(s.emptyDir, version, "dataset_id=0", "domain_prefix=zz")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("empty lake file: %w", err)
+	}
+	path := filepath.Join(dir, "empty.parquet")
+	q := "COPY (SELECT * EXCLUDE (dataset_id, domain_prefix) FROM read_parquet(" + quoteSQL(first) + ", hive_partitioning = true) LIMIT 0) TO " + quoteSQL(path) + " (FORMAT parquet)"
+	if _, err := s.db.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("empty lake file: %w", err)
+	}
+	s.empty.Store(version, path)
+	return nil
+}
+
+func (s *urlService) emptyLakeFile(snap *catalog.Snapshot) (string, error) {
+	if p, ok := s.empty.Load(snap.Version.Version); ok {
+		return p.(string), nil
+	}
+	return "", fmt.Errorf("the urls view of version %s is not ready yet; try again", snap.Version.Version)
+}
+
+func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// lakePaths is dhsi_lake_files()'s source: the local paths of the
+// snapshot's files of the datasets keep accepts. When none is left it
+// returns the empty lake file, which has the lake's columns and no row, so
+// the view still binds and answers nothing.
+func (s *urlService) lakePaths(snap *catalog.Snapshot, keep func(uint32) bool) ([]string, error) {
+	lp, ok := s.st.(catalog.LocalPather)
+	if !ok {
+		return []string{}, nil
+	}
+	keys := snap.DatasetFilePaths(keep)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		p, err := lp.LocalPath(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		p, err := s.emptyLakeFile(snap)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func (s *urlService) createURLsView(ctx context.Context, body string) error {
