@@ -111,6 +111,9 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 	if has(strings.ToLower(nullArgMessage)) {
 		return codes.NullValueNotAllowed // guardNullArgs
 	}
+	if strings.HasPrefix(lower, "permission denied: ") {
+		return codes.InsufficientPrivilege // access.Denied, raised inside a DHSI function
+	}
 	switch t {
 	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
 		return codes.Syntax

@@ -560,6 +560,13 @@ func (s *session) closeObject(m *pgproto3.Close) error {
 // ---- preparing ----
 
 func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, oids []uint32) (*prepared, error) {
+	return s.prepareAs(ctx, name, st, oids, true)
+}
+
+// prepareAs prepares st; allowNative false keeps it on DuckDB even when it
+// has a native shape (the query of a cursor or a COPY, which runs through a
+// DuckDB portal).
+func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement, oids []uint32, allowNative bool) (*prepared, error) {
 	c := classify(st)
 	p := &prepared{name: name, class: c}
 	switch c.kind {
@@ -571,7 +578,7 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 			p.cols = []column{{name: c.param, typ: textCol}}
 		}
 	case kindDeclare, kindCopyOut:
-		inner, err := s.prepare(ctx, "", c.inner, oids)
+		inner, err := s.prepareAs(ctx, "", c.inner, oids, false)
 		if err != nil {
 			return nil, err
 		}
@@ -585,9 +592,12 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 			return nil, err
 		}
 	case kindDuck:
-		nc, err := matchNative(st.Significant(), s.srv.cfg.NativeFunctions)
-		if err != nil {
-			return nil, err
+		var nc *nativeCall
+		if allowNative {
+			var err error
+			if nc, err = matchNative(st.Significant(), s.srv.cfg.NativeFunctions); err != nil {
+				return nil, err
+			}
 		}
 		if nc != nil {
 			p.native = nc

@@ -1,0 +1,72 @@
+-- name: the hidden dataset is absent from datasets
+-- expect: reader==0 writer==0 admin==1
+SELECT count(*) FROM datasets WHERE dataset = 'secret';
+-- name: the hidden dataset is absent from the table function behind the view
+-- expect: reader==0 admin==1
+SELECT count(*) FROM dhsi_datasets() WHERE dataset = 'secret';
+-- name: the hidden dataset is absent, not zero, in domain_datasets
+-- expect: reader==0 writer==0 admin==1
+SELECT count(*) FROM domain_datasets(:'domain') WHERE dataset = 'secret';
+-- name: domain_urls of the hidden dataset answers as a missing one
+-- expect: reader==0 writer==0 admin=ok
+SELECT count(*) FROM domain_urls(:'domain', :secret_id, 0, 100);
+-- name: the urls view has no row of the hidden dataset
+-- expect: reader==0 writer==0 admin=ok
+SELECT count(*) FROM urls WHERE dataset_id = :secret_id;
+-- name: the urls view has only visible datasets
+-- expect: reader==:visible_datasets
+SELECT count(DISTINCT dataset_id) FROM urls;
+-- name: a CTE over datasets
+-- expect: reader==0 admin==1
+WITH d AS (SELECT * FROM datasets) SELECT count(*) FROM d WHERE dataset = 'secret';
+-- name: a subquery over domain_datasets
+-- expect: reader==0 admin==1
+SELECT count(*) FROM (SELECT dataset FROM domain_datasets(:'domain')) WHERE dataset = 'secret';
+-- name: a join of domain_datasets with datasets
+-- expect: reader==0 admin==1
+SELECT count(*) FROM domain_datasets(:'domain') dd JOIN datasets d USING (dataset_id) WHERE d.dataset = 'secret';
+-- name: grants of the hidden dataset are hidden too
+-- expect: reader==0 admin==1
+SELECT count(*) FROM dataset_grants WHERE dataset = 'secret';
+-- name: the lake file list names no hidden file
+-- expect: reader==0
+SELECT count(*) FROM unnest(dhsi_lake_files()) t(f) WHERE f LIKE '%dataset_id=' || :secret_id || '/%';
+-- name: the urls view's text names no file
+-- expect: reader==0 admin==0
+SELECT count(*) FROM duckdb_views() WHERE view_name = 'urls' AND sql LIKE '%.parquet%';
+-- name: a prepared statement over the hidden dataset
+-- expect: reader==0 admin=ok
+PREPARE p AS SELECT count(*) FROM domain_urls($1, $2, 0, 100); EXECUTE p(:'domain', :secret_id);
+-- name: a cursor over the hidden dataset's rows
+-- expect: reader== admin=ok
+BEGIN; DECLARE c CURSOR FOR SELECT url FROM urls WHERE dataset_id = :secret_id; FETCH ALL FROM c; COMMIT;
+-- name: COPY TO STDOUT of the hidden dataset's pages
+-- expect: reader== admin=ok
+COPY (SELECT url FROM domain_urls(:'domain', :secret_id, 0, 100)) TO STDOUT;
+-- name: a TEMP view over urls
+-- expect: reader==0
+CREATE TEMP VIEW mine AS SELECT * FROM urls; SELECT count(*) FROM mine WHERE dataset_id = :secret_id;
+-- name: grant_dataset is for admins
+-- expect: nonadmin=42501
+CALL grant_dataset('secret', 'rita');
+-- name: grant_dataset as a table function is for admins
+-- expect: nonadmin=42501
+SELECT * FROM grant_dataset('secret', 'rita');
+-- name: revoke_dataset is for admins
+-- expect: nonadmin=42501
+CALL revoke_dataset('secret', 'alice');
+-- name: compact_all is for writers
+-- expect: reader=42501 writer=ok admin=ok
+CALL compact_all();
+-- name: compact_all as a table function is for writers
+-- expect: reader=42501
+SELECT * FROM compact_all();
+-- name: inbox_put is for writers
+-- expect: reader=42501 writer=ok
+CALL inbox_put('bypass-suite.example', '{"company_name": "x"}');
+-- name: ingest of a host file is for admins (no --ingest-dir)
+-- expect: reader=42501 writer=42501
+CALL ingest('stolen', '/etc/passwd');
+-- name: an unknown CALL
+-- expect: nonadmin=42501
+CALL checkpoint();

@@ -1,0 +1,60 @@
+-- name: DROP VIEW datasets
+-- expect: nonadmin=42501
+DROP VIEW datasets;
+-- name: DROP VIEW urls CASCADE
+-- expect: nonadmin=42501
+DROP VIEW urls CASCADE;
+-- name: replace the datasets view
+-- expect: nonadmin=42501
+CREATE OR REPLACE VIEW datasets AS SELECT 1 AS dataset_id;
+-- name: replace the urls view by its qualified name
+-- expect: nonadmin=42501
+CREATE OR REPLACE VIEW public.urls AS SELECT 1 AS url;
+-- name: rename the domains view
+-- expect: nonadmin=42501
+ALTER VIEW domains RENAME TO gone;
+-- name: delete the domain-record mirror
+-- expect: nonadmin=42501
+DELETE FROM dhsi_cache.rows;
+-- name: insert into the mirror
+-- expect: nonadmin=42501
+INSERT INTO dhsi_cache.meta VALUES ('k', 'v');
+-- name: update the migrations table
+-- expect: nonadmin=42501
+UPDATE dhsi_meta.schema_migrations SET version = 0;
+-- name: truncate the mirror
+-- expect: nonadmin=42501
+TRUNCATE dhsi_cache.objects;
+-- name: drop the catalog shim
+-- expect: nonadmin=42501
+DROP SCHEMA dhsi_sys.pg CASCADE;
+-- name: a macro that shadows domain_datasets
+-- expect: nonadmin=42501
+CREATE MACRO domain_datasets(d) AS TABLE SELECT 1 AS dataset_id;
+-- name: a TEMP macro that shadows domain_datasets
+-- expect: nonadmin=42501
+CREATE TEMP MACRO domain_datasets(d) AS TABLE SELECT 1 AS dataset_id;
+-- name: a TEMP macro that shadows etld1
+-- expect: nonadmin=42501
+CREATE OR REPLACE TEMP MACRO etld1(x) AS x;
+-- name: a TEMP view that shadows datasets
+-- expect: nonadmin=42501
+CREATE TEMP VIEW datasets AS SELECT 1 AS dataset_id;
+-- name: a TEMP macro wrapping a file function
+-- expect: nonadmin=42501
+CREATE TEMP MACRO m() AS TABLE SELECT * FROM read_text('/etc/passwd');
+-- name: a shared table in public
+-- expect: nonadmin=42501
+CREATE TABLE public.mine (x INTEGER);
+-- name: COMMENT ON a DHSI view
+-- expect: nonadmin=42501
+COMMENT ON VIEW datasets IS 'mine';
+-- name: TEMP tables of one's own session
+-- expect: reader==2 writer==2 admin==2
+CREATE TEMP TABLE t AS SELECT 1 AS x; INSERT INTO t VALUES (2); UPDATE t SET x = x; DELETE FROM t WHERE x > 5; SELECT count(*) FROM t;
+-- name: TEMP views of one's own session, and dropping them
+-- expect: reader==0 writer==0 admin==0
+CREATE TEMP VIEW mine AS SELECT * FROM domain_datasets('example.com') WHERE dataset = 'secret'; SELECT count(*) FROM mine; DROP VIEW mine;
+-- name: an unqualified DROP of a shared name when no TEMP object has it
+-- expect: nonadmin=42501
+DROP TABLE IF EXISTS dhsi_cache.rows;
