@@ -272,7 +272,7 @@ func TestGrantsHideDatasetsEverywhere(t *testing.T) {
 	ctx := context.Background()
 	admin := s.connect(t, "alice")
 	hidden := map[string]map[string]bool{
-		"rita": {"secret": true},           // team is granted to her
+		"rita": {"secret": true}, // team is granted to her
 		"rob":  {"secret": true, "team": true},
 		"will": {"secret": true, "team": true},
 	}
