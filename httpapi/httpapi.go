@@ -23,6 +23,7 @@ import (
 
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/internal/redact"
 )
 
 // Config wires the API to the index.
@@ -213,7 +214,7 @@ func intParam(s string, def int64) (int64, error) {
 }
 
 func (a *api) internal(w http.ResponseWriter, err error) {
-	a.cfg.Log.Error("http api", "err", err)
+	a.cfg.Log.Error("http api", "err", redact.Error(err)) // 001 §8
 	writeError(w, http.StatusInternalServerError, "internal error: "+err.Error())
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/jeroenrinzema/psql-wire/codes"
 
 	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/internal/redact"
 )
 
 // Config configures the PostgreSQL-wire server.
@@ -207,7 +208,7 @@ func (s *Server) Serve(ctx context.Context) error {
 				// a panic (duckdb-go panics on some bind values) ends this
 				// session, not every session of the process
 				if r := recover(); r != nil {
-					s.log.Error("session panicked", "remote", conn.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
+					s.log.Error("session panicked", "remote", conn.RemoteAddr().String(), "panic", redact.URLs(fmt.Sprint(r)), "stack", string(debug.Stack()))
 				}
 			}()
 			if err := s.handle(ctx, conn); err != nil && !errors.Is(err, errAuthFailed) {

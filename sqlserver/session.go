@@ -19,6 +19,7 @@ import (
 	"github.com/jeroenrinzema/psql-wire/codes"
 
 	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/internal/redact"
 	"github.com/dhsi/dhsi/sqlserver/pgsql"
 )
 
@@ -278,7 +279,7 @@ func (s *session) sendError(err error) {
 		}
 	}
 	if pe.Code == codes.Internal {
-		s.log.Warn("internal error", "err", err)
+		s.log.Warn("internal error", "err", redact.Error(err)) // 001 §8: no raw URL in a log
 	}
 	s.send(pe.response())
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 // "open" (no grants: everyone), "team" (granted to rita) and "secret"
 // (granted to alice, an admin: hidden from every non-admin).
 type securityServer struct {
+	log                   *syncBuffer // the server's log, at info level
 	store, port, httpAddr string
 	ids                   map[string]int32 // dataset → id
 	domains               []string         // every registered domain of the corpus
@@ -39,7 +41,7 @@ func startSecurityServer(t *testing.T) *securityServer {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := &securityServer{store: filepath.Join(dir, "store"), ids: map[string]int32{}}
+	s := &securityServer{store: filepath.Join(dir, "store"), ids: map[string]int32{}, log: &syncBuffer{}}
 	// the corpus: each dataset has domains of its own, and all three hold
 	// shared.example, so a lookup of it mixes visible and hidden datasets
 	datasets := []string{"open", "team", "secret"}
@@ -79,7 +81,7 @@ func startSecurityServer(t *testing.T) *securityServer {
 		t.Fatal(err)
 	}
 	s.httpAddr = "127.0.0.1:" + strconv.Itoa(hp)
-	conn := startServe(t, "--store", s.store, "--users-file", usersFile, "--http", s.httpAddr, "--refresh-interval", "200ms")
+	conn := startServeLogging(t, s.log, "--store", s.store, "--log-level", "info", "--users-file", usersFile, "--http", s.httpAddr, "--refresh-interval", "200ms")
 	s.port = regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(conn)[1]
 	admin := s.connect(t, "alice")
 	rows, err := admin.Query(ctx, "SELECT dataset, dataset_id FROM datasets")
@@ -386,6 +388,21 @@ func TestGrantsHideDatasetsEverywhere(t *testing.T) {
 			}
 		}
 	}
+	// 001 §8: URLs in arguments, errors and requests never reach the log
+	for _, q := range []string{
+		"SELECT * FROM domain_urls('https://www.team1.example/private?token=x', 2, 0, 10)",
+		"SELECT * FROM domain_urls('https://www.team1.example/private?token=x', 2, -1, 10)",
+		"SELECT * FROM domain_datasets('gopher://team1.example/1/secret')",
+		"SELECT * FROM domain_urls('https://www.team1.example/x', 2, 0, 100000)",
+		"SELECT url FROM urls WHERE url = 'https://www.team1.example/private' AND no_such_column",
+	} {
+		_, _ = admin.Exec(ctx, q)
+		_, _ = s.connect(t, "rita").Exec(ctx, q)
+	}
+	s.httpGet(t, "rita", "/v1/domain/https:%2F%2Fwww.team1.example%2Fsecret/datasets/2/urls?limit=99999")
+	if l := s.log.String(); strings.Contains(l, "private") || strings.Contains(l, "token=") || strings.Contains(l, "/secret") || strings.Contains(l, "www.team1") {
+		t.Errorf("the server's log holds a raw URL:\n%s", l)
+	}
 	// no credentials: 401
 	resp, err := http.Get("http://" + s.httpAddr + "/v1/domain/shared.example")
 	if err != nil {
@@ -439,4 +456,22 @@ func (s *securityServer) httpGetAs(t *testing.T, user, password, path string) (i
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, strings.TrimSpace(string(b))
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's log goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

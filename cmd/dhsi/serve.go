@@ -21,6 +21,7 @@ import (
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/httpapi"
+	"github.com/dhsi/dhsi/internal/redact"
 	"github.com/dhsi/dhsi/ingest"
 	"github.com/dhsi/dhsi/migrations"
 	"github.com/dhsi/dhsi/sqlserver"
@@ -369,7 +370,7 @@ func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, fns
 		case <-t.C:
 			for _, fn := range fns {
 				if err := fn(ctx); err != nil && ctx.Err() == nil {
-					log.Warn("refresh from the store", "err", err)
+					log.Warn("refresh from the store", "err", redact.Error(err))
 				}
 			}
 		}

@@ -18,11 +18,17 @@ import (
 // string for the address it prints.
 func startServe(t testing.TB, args ...string) string {
 	t.Helper()
+	return startServeLogging(t, io.Discard, args...)
+}
+
+// startServeLogging is startServe with the server's log written to stderr.
+func startServeLogging(t testing.TB, stderr io.Writer, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), pw, io.Discard)
+		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), pw, stderr)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
