@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,9 +38,14 @@ type Options struct {
 	ColdQueries             int           // distinct-domain queries per cold measurement (default 300)
 	SkipPG, SkipCold        bool
 	SkipDuckDB              bool
-	WorkDir                 string // kept if given; a removed temp dir otherwise
-	Bin                     string // the dhsi binary (children: ingest, serve, gc)
-	Log                     io.Writer
+	// Grants also measures DHSI with users and grants in force: the same
+	// cells as a reader to whom every dataset is granted (so the answers
+	// are unchanged and every row passes the grants check), alternated
+	// with the plain server as A B B A.
+	Grants  bool
+	WorkDir string // kept if given; a removed temp dir otherwise
+	Bin     string // the dhsi binary (children: ingest, serve, gc)
+	Log     io.Writer
 }
 
 // warmQueries is the size of the Zipf query set of the warm cells.
@@ -56,10 +62,12 @@ type Result struct {
 	LakeBytes, IndexBytes int64
 	ServeRSS              int64
 	DHSI, PG, Duck        map[string]cell // key "dd/1", "fp/16", "cold-dd", "cold-fp"
-	PGBuild               time.Duration
-	PGBytes               int64
-	Check                 string
-	corp                  *Corpus
+	// with Options.Grants: each configuration's two rounds (A B B A)
+	GrantsRounds [2][2]map[string]cell // [without, with][round]
+	PGBuild      time.Duration
+	PGBytes      int64
+	Check        string
+	corp         *Corpus
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -225,6 +233,9 @@ func (r *Result) cells(ctx context.Context, o Options, name string, into map[str
 }
 
 func (r *Result) runDHSIWarm(ctx context.Context, o Options, work, storeDir string, queries []Query) error {
+	if o.Grants {
+		return r.runDHSIGrants(ctx, o, work, storeDir, queries)
+	}
 	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve.log"), nil,
 		"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0")
 	if err != nil {
@@ -237,6 +248,100 @@ func (r *Result) runDHSIWarm(ctx context.Context, o Options, work, storeDir stri
 	}
 	r.ServeRSS = srv.peakRSS()
 	r.Check = r.check(ctx, url, queries)
+	return nil
+}
+
+// runDHSIGrants measures the warm cells without and with grants in force,
+// A B B A, each round on a fresh server. With grants the server has users
+// (so the DuckDB sandbox and statement checks are on too) and the cells run
+// as a reader to whom every dataset is granted.
+func (r *Result) runDHSIGrants(ctx context.Context, o Options, work, storeDir string, queries []Query) error {
+	users := filepath.Join(work, "bench-users")
+	if err := os.WriteFile(users, []byte("bench:bench-pw:reader\nroot:root-pw:admin\n"), 0o600); err != nil {
+		return err
+	}
+	granted := false
+	for i, withGrants := range []bool{false, true, true, false} {
+		args := []string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}
+		if withGrants {
+			args = append(args, "--users-file", users)
+		}
+		srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, fmt.Sprintf("serve-%d.log", i)), nil, args...)
+		if err != nil {
+			return err
+		}
+		if withGrants {
+			url = strings.Replace(url, "bench@", "bench:bench-pw@", 1)
+			if !granted {
+				if err := grantAll(ctx, strings.Replace(url, "bench:bench-pw@", "root:root-pw@", 1), "bench", true); err != nil {
+					srv.stop()
+					return err
+				}
+				granted = true
+			}
+		}
+		into := map[string]cell{}
+		cfg := 0
+		if withGrants {
+			cfg = 1
+		}
+		round := 0
+		if r.GrantsRounds[cfg][0] != nil {
+			round = 1
+		}
+		r.GrantsRounds[cfg][round] = into
+		nc := func(ctx context.Context) (client, error) { return newPGWireClient(ctx, url, dhsiDD, dhsiFP) }
+		name := "DHSI"
+		if withGrants {
+			name = "DHSI with grants"
+		}
+		err = r.cells(ctx, o, name, into, queries, nc)
+		if err == nil && i == 0 {
+			r.DHSI = into
+			r.ServeRSS = srv.peakRSS()
+			r.Check = r.check(ctx, url, queries)
+		}
+		if err == nil && i == 2 {
+			if c := r.check(ctx, url, queries); c != "ok" {
+				err = fmt.Errorf("with grants, a reader granted every dataset answers differently: %s", c)
+			}
+			// leave the store as it was
+			if gerr := grantAll(ctx, strings.Replace(url, "bench:bench-pw@", "root:root-pw@", 1), "bench", false); err == nil {
+				err = gerr
+			}
+		}
+		srv.stop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// grantAll grants (or revokes) every dataset to user, as an admin.
+func grantAll(ctx context.Context, adminURL, user string, grant bool) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT dataset FROM datasets")
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	proc := "grant_dataset"
+	if !grant {
+		proc = "revoke_dataset"
+	}
+	for _, n := range names {
+		if _, err := conn.Exec(ctx, "CALL "+proc+"($1, $2)", n, user); err != nil {
+			return fmt.Errorf("%s %s: %w", proc, n, err)
+		}
+	}
 	return nil
 }
 

@@ -76,6 +76,30 @@ func (r *Result) Print(w io.Writer) {
 			row{name: fmt.Sprintf("first page cold p50 (versitygw, %d distinct domains)", c.n), dhsi: ms(c.p50), hasD: true, unit: "ms"},
 			row{name: "first page cold p99", dhsi: ms(c.p99), hasD: true, unit: "ms", target: "p99 <= 200 ms", met: func(v float64) bool { return v <= 200 }})
 	}
+	if o.Grants && r.GrantsRounds[1][1] != nil {
+		for _, q := range []struct{ key, name string }{{"dd", "domain_datasets"}, {"fp", "first page"}, {"one", "SELECT 1"}} {
+			for _, n := range o.Clients {
+				k := fmt.Sprintf("%s/%d", q.key, n)
+				var qps [2][2]float64
+				var p99 [2][2]time.Duration
+				ok := true
+				for cfg := 0; cfg < 2; cfg++ {
+					for round := 0; round < 2; round++ {
+						c, has := get(r.GrantsRounds[cfg][round], k)
+						ok = ok && has
+						qps[cfg][round], p99[cfg][round] = c.qps, c.p99
+					}
+				}
+				if !ok {
+					continue
+				}
+				mean := func(cfg int) float64 { return (qps[cfg][0] + qps[cfg][1]) / 2 }
+				rows = append(rows, row{name: fmt.Sprintf("%s throughput, %d client(s): with grants ÷ without (A B B A: %.0f %.0f | %.0f %.0f q/s; p99 %.2f %.2f | %.2f %.2f ms)",
+					q.name, n, qps[0][0], qps[1][0], qps[1][1], qps[0][1], ms(p99[0][0]), ms(p99[1][0]), ms(p99[1][1]), ms(p99[0][1])),
+					dhsi: mean(1) / mean(0), hasD: true, unit: "x"})
+			}
+		}
+	}
 	build := float64(r.URLs) / r.BuildWall.Seconds()
 	rows = append(rows, row{name: fmt.Sprintf("build throughput (dhsi ingest --dataset-per-file of %d datasets, then 1 more; PG: COPY+index+counts+VACUUM)", o.Datasets-1), dhsi: build, hasD: true,
 		pg: float64(r.URLs) / r.PGBuild.Seconds(), hasP: r.PGBuild > 0, unit: "URLs/s", target: ">= 300k URLs/s", met: func(v float64) bool { return v >= 300e3 }})
