@@ -264,6 +264,33 @@ func TestSecurityBypassSuite(t *testing.T) {
 	if got := one[int64](t, s.connect(t, "alice"), "SELECT count(*) FROM datasets"); got != 3 {
 		t.Errorf("after the suite the admin sees %d datasets, want 3", got)
 	}
+
+	// a refusal leaves the session usable; inside a transaction it fails
+	// the transaction, as any error does in PostgreSQL
+	ctx := context.Background()
+	rita := s.connect(t, "rita")
+	if _, err := rita.Exec(ctx, "DROP VIEW datasets"); err == nil || !strings.Contains(err.Error(), "42501") {
+		t.Fatalf("DROP VIEW as a reader: %v", err)
+	}
+	if got := one[int64](t, rita, "SELECT count(*) FROM datasets"); got != 2 {
+		t.Errorf("after a refusal rita sees %d datasets, want 2", got)
+	}
+	tx, err := rita.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT * FROM read_text('/etc/passwd')"); err == nil {
+		t.Fatal("read_text inside a transaction succeeded")
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1"); err == nil || !strings.Contains(err.Error(), "25P02") {
+		t.Errorf("after a refusal inside BEGIN: %v, want 25P02", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := one[int64](t, rita, "SELECT count(*) FROM domain_datasets('shared.example')"); got != 2 {
+		t.Errorf("after ROLLBACK rita sees %d datasets of shared.example, want 2", got)
+	}
 }
 
 // TestGrantsHideDatasetsEverywhere: for every domain of the corpus, what a
