@@ -502,3 +502,48 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestGrantsReachEveryServerOfTheStore: a grant made on one server is
+// enforced by a second server of the same store within its refresh
+// interval, and a revoke likewise.
+func TestGrantsReachEveryServerOfTheStore(t *testing.T) {
+	s := startSecurityServer(t)
+	usersFile := filepath.Join(t.TempDir(), "users")
+	if err := os.WriteFile(usersFile, []byte("alice:alice-pw:admin\nrob:rob-pw:reader\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := startServe(t, "--store", s.store, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--users-file", usersFile, "--refresh-interval", "200ms")
+	port := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(other)[1]
+	rob := connect(t, fmt.Sprintf("postgres://rob:rob-pw@127.0.0.1:%s/dhsi?sslmode=disable", port))
+	ctx := context.Background()
+	// the grants made at start-up on the first server hide team and secret
+	if got := one[int64](t, rob, "SELECT count(*) FROM datasets"); got != 1 {
+		t.Fatalf("on the second server rob sees %d datasets, want 1 (open)", got)
+	}
+	admin := s.connect(t, "alice")
+	if _, err := admin.Exec(ctx, "CALL grant_dataset('team', 'rob')"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(want int64) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			got := one[int64](t, rob, "SELECT count(*) FROM domain_datasets('shared.example')")
+			if got == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("rob sees %d datasets of shared.example on the second server, want %d", got, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor(2)
+	if _, err := admin.Exec(ctx, "CALL revoke_dataset('team', 'rob')"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(1)
+	if got := one[int64](t, rob, "SELECT count(DISTINCT dataset_id) FROM urls"); got != 1 {
+		t.Errorf("rob's urls view on the second server spans %d datasets, want 1", got)
+	}
+}
