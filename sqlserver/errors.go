@@ -114,6 +114,9 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 	if strings.HasPrefix(lower, "permission denied: ") {
 		return codes.InsufficientPrivilege // access.Denied, raised inside a DHSI function
 	}
+	if strings.HasPrefix(lower, "dataset ") && has(" is not in index version ") {
+		return codes.UndefinedObject // udf.UnknownDataset, raised inside domain_urls
+	}
 	switch t {
 	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
 		return codes.Syntax

@@ -201,12 +201,16 @@ func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any,
 		return nil, err
 	}
 	snap := f.Snapshot()
-	if visible := f.visibility(ctx); visible != nil {
-		// A3: decided before the dataset's postings are touched, and
-		// answered as for an id that does not exist
-		if meta, ok := snap.Datasets.ByID(uint32(ds)); ok && !visible(meta.Name) {
-			return nil, nil
+	// A3: decided before the dataset's postings are touched, and a hidden
+	// dataset answers exactly as an id that does not exist
+	meta, known := snap.Datasets.ByID(uint32(ds))
+	if known {
+		if visible := f.visibility(ctx); visible != nil && !visible(meta.Name) {
+			known = false
 		}
+	}
+	if !known || ds < 0 {
+		return nil, &UnknownDataset{ID: int64(ds), Version: snap.Version.Version}
 	}
 	rows, _, err := snap.DomainURLs(ctx, d, uint32(ds), off, lim)
 	if err != nil {
@@ -283,3 +287,18 @@ func (l *lakeFiles) Executor() duckdb.ScalarFuncExecutor {
 		return paths, nil
 	}}
 }
+
+// UnknownDataset is domain_urls' answer for a dataset id that the current
+// version does not have, or that the caller may not see: the same words as
+// the JSON API's 404, and SQLSTATE 42704 (undefined_object) on every path.
+type UnknownDataset struct {
+	ID      int64
+	Version string
+}
+
+func (e *UnknownDataset) Error() string {
+	return fmt.Sprintf("dataset %d is not in index version %q", e.ID, e.Version)
+}
+
+// SQLState is undefined_object.
+func (e *UnknownDataset) SQLState() string { return "42704" }

@@ -8,8 +8,11 @@ SELECT count(*) FROM dhsi_datasets() WHERE dataset = 'secret';
 -- expect: reader==0 writer==0 admin==1
 SELECT count(*) FROM domain_datasets(:'domain') WHERE dataset = 'secret';
 -- name: domain_urls of the hidden dataset answers as a missing one
--- expect: reader==0 writer==0 admin=ok
+-- expect: reader=42704 writer=42704 admin=ok
 SELECT count(*) FROM domain_urls(:'domain', :secret_id, 0, 100);
+-- name: domain_urls of a missing dataset
+-- expect: reader=42704 writer=42704 admin=42704
+SELECT count(*) FROM domain_urls(:'domain', 999, 0, 100);
 -- name: the urls view has no row of the hidden dataset
 -- expect: reader==0 writer==0 admin=ok
 SELECT count(*) FROM urls WHERE dataset_id = :secret_id;
@@ -35,13 +38,13 @@ SELECT count(*) FROM unnest(dhsi_lake_files()) t(f) WHERE f LIKE '%dataset_id=' 
 -- expect: reader==0 admin==0
 SELECT count(*) FROM duckdb_views() WHERE view_name = 'urls' AND sql LIKE '%.parquet%';
 -- name: a prepared statement over the hidden dataset
--- expect: reader==0 admin=ok
+-- expect: reader=42704 admin=ok
 PREPARE p AS SELECT count(*) FROM domain_urls($1, $2, 0, 100); EXECUTE p(:'domain', :secret_id);
 -- name: a cursor over the hidden dataset's rows
 -- expect: reader== admin=ok
 BEGIN; DECLARE c CURSOR FOR SELECT url FROM urls WHERE dataset_id = :secret_id; FETCH ALL FROM c; COMMIT;
 -- name: COPY TO STDOUT of the hidden dataset's pages
--- expect: reader== admin=ok
+-- expect: reader=42704 admin=ok
 COPY (SELECT url FROM domain_urls(:'domain', :secret_id, 0, 100)) TO STDOUT;
 -- name: a TEMP view over urls
 -- expect: reader==0
