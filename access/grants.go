@@ -89,15 +89,25 @@ func (g *Grants) Visible(p Principal, dataset string) bool {
 	return (p.User != "" && m[p.User]) || m[p.Role.String()]
 }
 
-// Filter returns the visibility test for p, or nil when p sees every
-// dataset (no grants, or an admin): callers check for nil once and skip
-// the lookups.
-func (g *Grants) Filter(p Principal) func(dataset string) bool {
-	if !g.Restricts() || p.Role == Admin {
-		return nil
-	}
-	return func(dataset string) bool { return g.Visible(p, dataset) }
+// Filter returns the visibility test for p. Its All reports that p sees
+// every dataset (no grants, or an admin), so callers skip the per-dataset
+// lookups; it is a value, so the hot path allocates nothing.
+func (g *Grants) Filter(p Principal) Visibility {
+	return Visibility{g: g, p: p, all: !g.Restricts() || p.Role == Admin}
 }
+
+// Visibility is one principal's view of one version of the grants.
+type Visibility struct {
+	g   *Grants
+	p   Principal
+	all bool
+}
+
+// All reports whether every dataset is visible.
+func (v Visibility) All() bool { return v.all }
+
+// Sees applies A2 to one dataset name.
+func (v Visibility) Sees(dataset string) bool { return v.all || v.g.Visible(v.p, dataset) }
 
 var granteeName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,127}$`)
 

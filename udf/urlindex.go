@@ -83,7 +83,7 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 				visible := f.visibility(ctx)
 				var out [][]any
 				for _, d := range f.Snapshot().Datasets.Datasets {
-					if visible != nil && !visible(d.Name) {
+					if !visible.Sees(d.Name) {
 						continue // A3
 					}
 					out = append(out, []any{int32(d.ID), d.Name, d.Source, d.Created, d.Updated, d.URLs, d.Domains, int64(d.Files)})
@@ -102,7 +102,7 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 				visible := f.visibility(ctx)
 				var out [][]any
 				for _, gr := range g.List() {
-					if visible != nil && !visible(gr.Dataset) {
+					if !visible.Sees(gr.Dataset) {
 						continue // A3: a grant names a dataset the caller may not know of
 					}
 					out = append(out, []any{gr.Dataset, gr.Grantee, gr.By, gr.At, g.Version()})
@@ -171,7 +171,7 @@ func (f URLIndexFuncs) DomainDatasetsRows(ctx context.Context, args []any) ([][]
 	}
 	out := make([][]any, 0, len(got))
 	for _, g := range got {
-		if visible != nil && !visible(g.Dataset) {
+		if !visible.Sees(g.Dataset) {
 			continue // A3: absent, not zero
 		}
 		out = append(out, []any{int32(g.DatasetID), g.Dataset, int64(g.URLCount)})
@@ -205,7 +205,7 @@ func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any,
 	// dataset answers exactly as an id that does not exist
 	meta, known := snap.Datasets.ByID(uint32(ds))
 	if known {
-		if visible := f.visibility(ctx); visible != nil && !visible(meta.Name) {
+		if !f.visibility(ctx).Sees(meta.Name) {
 			known = false
 		}
 	}
@@ -236,23 +236,21 @@ func (f URLIndexFuncs) grants() *access.Grants {
 	return f.Grants()
 }
 
-// visibility returns the dataset-name test for the principal ctx carries,
-// or nil when it sees every dataset (no grants, or an admin): the hot path
-// then pays one branch.
-func (f URLIndexFuncs) visibility(ctx context.Context) func(dataset string) bool {
+// visibility is the grants' view of the principal ctx carries (A1, A2).
+func (f URLIndexFuncs) visibility(ctx context.Context) access.Visibility {
 	return f.grants().Filter(access.FromContext(ctx))
 }
 
 // VisibleDatasetIDs is the dataset-id form of visibility, for callers that
-// hold ids (the lake's files, the HTTP API): nil means every dataset.
+// hold ids (the lake's files, the JSON API): nil means every dataset.
 func (f URLIndexFuncs) VisibleDatasetIDs(ctx context.Context, snap *catalog.Snapshot) func(id uint32) bool {
 	visible := f.visibility(ctx)
-	if visible == nil {
+	if visible.All() {
 		return nil
 	}
 	return func(id uint32) bool {
 		meta, ok := snap.Datasets.ByID(id)
-		return ok && visible(meta.Name)
+		return ok && visible.Sees(meta.Name)
 	}
 }
 
