@@ -516,9 +516,13 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_language AS
   SELECT 12::BIGINT AS oid, 'internal' AS lanname UNION ALL SELECT 14, 'sql'
 ;
 CREATE OR REPLACE VIEW dhsi_sys.pg.pg_stat_activity AS
-  SELECT current_database() AS datname, NULL::INTEGER AS pid, 'dhsi' AS usename,
-         NULL::VARCHAR AS application_name, 'active' AS state, NULL::VARCHAR AS query
-  WHERE false
+  SELECT 1::BIGINT AS datid, m_s.datname, m_s.pid, NULL::INTEGER AS leader_pid, 10::BIGINT AS usesysid,
+         m_s.usename, m_s.application_name, m_s.client_addr, NULL::VARCHAR AS client_hostname, m_s.client_port,
+         m_s.backend_start, m_s.xact_start, m_s.query_start, m_s.state_change,
+         NULL::VARCHAR AS wait_event_type, NULL::VARCHAR AS wait_event, m_s.state,
+         NULL::VARCHAR AS backend_xid, NULL::VARCHAR AS backend_xmin, NULL::BIGINT AS query_id,
+         m_s.query, 'client backend' AS backend_type
+  FROM dhsi_sessions() m_s
 ;
 CREATE OR REPLACE VIEW dhsi_sys.pg.pg_locks AS
   SELECT NULL::VARCHAR AS locktype, NULL::BIGINT AS relation, NULL::INTEGER AS pid, NULL::VARCHAR AS mode, false AS granted WHERE false
@@ -565,7 +569,7 @@ CREATE OR REPLACE MACRO dhsi_sys.pg.pg_has_role(p_role, p_priv) AS true, (p_usr,
 ;
 CREATE OR REPLACE MACRO dhsi_sys.pg.pg_get_partkeydef(p_rel) AS NULL::VARCHAR
 ;
-CREATE OR REPLACE MACRO dhsi_sys.pg.pg_backend_pid() AS 0
+CREATE OR REPLACE MACRO dhsi_sys.pg.pg_backend_pid() AS coalesce(getvariable('dhsi_pid'), 0)::INTEGER
 ;
 CREATE OR REPLACE MACRO dhsi_sys.pg.pg_get_keywords() AS TABLE
   SELECT k.keyword_name AS word,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -55,6 +56,9 @@ type Engine struct {
 
 	tfNames tableFunctionNames
 	sandbox *Sandbox
+	// server is the wire server on this engine, once built: the session
+	// functions (activity.go) read it at call time
+	server atomic.Pointer[Server]
 }
 
 // shimCatalog is the attached in-memory database that holds DHSI's
@@ -114,6 +118,9 @@ func (e *Engine) setup(ctx context.Context, shimSQL []string) error {
 		return err
 	}
 	defer conn.Close()
+	if err := e.registerActivity(ctx, conn); err != nil {
+		return fmt.Errorf("register session functions: %w", err)
+	}
 	stmts := []string{
 		fmt.Sprintf("ATTACH IF NOT EXISTS ':memory:' AS %s", shimCatalog),
 		fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s.%s", shimCatalog, shimSchema),

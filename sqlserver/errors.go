@@ -83,6 +83,9 @@ func duckError(de *duckdb.Error) *Error {
 	if _, rest, ok := strings.Cut(msg, " Error: "); ok && !strings.Contains(msg[:len(msg)-len(rest)], "\n") {
 		msg = rest
 	}
+	// duckdb-go prefixes the error of a Go scalar function with its own
+	// words; the client wants the function's
+	msg = strings.TrimPrefix(msg, "database/sql/driver: API error: ")
 	first, more, _ := strings.Cut(msg, "\n")
 	e := &Error{Severity: "ERROR", Message: strings.TrimSpace(first)}
 	for _, line := range strings.Split(more, "\n") {

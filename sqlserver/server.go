@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -97,12 +98,13 @@ type Server struct {
 	cfg    Config
 	engine *Engine
 	log    *slog.Logger
-	users  *Users
+	users  atomic.Pointer[Users] // swapped whole by SetUsers (SIGHUP)
 	tls    *tls.Config
 	// readerFunctions: cfg.ReaderFunctions as a set
 	readerFunctions map[string]bool
 
 	mu       sync.Mutex
+	draining bool // Shutdown began: no new statement starts; protected by mu
 	ln       net.Listener
 	sessions map[uint32]*session // by backend pid; protected by mu
 	conns    map[net.Conn]struct{}
@@ -120,6 +122,7 @@ func New(cfg Config, engine *Engine, log *slog.Logger) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, engine: engine, log: log, sessions: map[uint32]*session{}, conns: map[net.Conn]struct{}{}, readerFunctions: map[string]bool{}}
+	engine.server.Store(s)
 	for _, n := range cfg.ReaderFunctions {
 		s.readerFunctions[strings.ToLower(n)] = true
 	}
@@ -128,7 +131,7 @@ func New(cfg Config, engine *Engine, log *slog.Logger) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.users = u
+		s.users.Store(u)
 	}
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
@@ -219,7 +222,7 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 func (s *Server) authMode() string {
-	if s.users.Len() > 0 {
+	if s.users.Load().Len() > 0 {
 		return "scram-sha-256"
 	}
 	return "trust"
@@ -299,8 +302,9 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 	if dbname == "" {
 		dbname = user
 	}
-	if s.users.Len() > 0 {
-		if err := s.users.authenticate(be, user); err != nil {
+	users := s.users.Load() // one list for the whole start-up
+	if users.Len() > 0 {
+		if err := users.authenticate(be, user); err != nil {
 			return err
 		}
 	}
@@ -312,8 +316,8 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		return fatal(codes.TooManyConnections, "sorry, too many clients already")
 	}
 	principal := access.Principal{User: user, Role: access.Admin} // trust: as today
-	if s.users.Len() > 0 {
-		principal.Role, _ = s.users.Role(user)
+	if users.Len() > 0 {
+		principal.Role, _ = users.Role(user)
 	}
 	// A1: everything this session runs, in DuckDB or natively, carries who
 	// it runs as
@@ -350,7 +354,12 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 	if err != nil {
 		return fatal(codes.Internal, "open session: %v", err)
 	}
-	sess.duck = duck
+	s.mu.Lock()
+	sess.duck = duck // visible to pg_stat_activity from here on
+	s.mu.Unlock()
+	watching := make(chan struct{})
+	defer close(watching)
+	go sess.watchPeer(watching)
 	// start-up parameters a client sends (client_encoding, DateStyle,
 	// TimeZone, application_name, options=-c name=value, ...)
 	for name, value := range startupSettings(startup.Parameters) {
@@ -362,6 +371,12 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 			}
 			sess.notice("WARNING", pe.Code, pe.Message)
 		}
+	}
+	// pg_backend_pid(): the pid of BackendKeyData, which CancelRequest,
+	// pg_stat_activity and pg_cancel_backend use too (once: it never changes)
+	if _, err := duck.ExecContext(ctx, fmt.Sprintf("SET VARIABLE dhsi_pid = %d", sess.pid), nil); err != nil {
+		duck.Close()
+		return fatal(codes.Internal, "%v", err)
 	}
 	if err := sess.syncVariables(ctx); err != nil {
 		duck.Close()
@@ -425,9 +440,68 @@ func (s *Server) cancel(pid uint32, key []byte) {
 // CheckPassword verifies a user's clear password (HTTP Basic on the JSON
 // API) against the same users and returns who it is.
 func (s *Server) CheckPassword(user, password string) (access.Principal, bool) {
-	role, ok := s.users.CheckPassword(user, password)
+	role, ok := s.users.Load().CheckPassword(user, password)
 	if !ok {
 		return access.NoPrincipal, false
 	}
 	return access.Principal{User: user, Role: role}, true
+}
+
+// SetUsers replaces the users (a reload of the users file on SIGHUP).
+// Sessions keep the role they logged in with; new logins use the new list.
+// A server that started with users keeps asking for passwords: an empty
+// list is refused, as is one that cannot be loaded.
+func (s *Server) SetUsers(list []User) error {
+	if s.users.Load().Len() > 0 && len(list) == 0 {
+		return errors.New("the new users list is empty: a server with users does not fall back to trust")
+	}
+	if s.users.Load().Len() == 0 && len(list) > 0 {
+		return errors.New("users cannot be added to a server started without them (trust): restart it with --users-file")
+	}
+	u, err := NewUsers(list)
+	if err != nil {
+		return err
+	}
+	s.users.Store(u)
+	s.log.Info("users reloaded", "users", u.Len())
+	return nil
+}
+
+// Shutdown stops the server gracefully: it stops accepting connections,
+// lets running statements finish, answers any session's next message with
+// FATAL 57P01 (admin_shutdown), and returns once every session has ended.
+// When ctx ends first, running statements are cancelled and connections
+// closed, and ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining = true
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	sessions := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	// wake every session blocked reading its client: it sees draining and
+	// says goodbye; a running statement does not read, and finishes first
+	for _, sess := range sessions {
+		_ = sess.conn.SetReadDeadline(time.Now())
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.Close()
+		return ctx.Err()
+	}
+}
+
+func (s *Server) isDraining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
 }

@@ -71,6 +71,10 @@ type session struct {
 
 	mu      sync.Mutex
 	running context.CancelFunc // cancels the statement in flight; protected by mu
+	act     activity           // pg_stat_activity's row; protected by mu (activity.go S1)
+	// cancelPending: a cancel came while the session was active but had no
+	// statement to interrupt yet; protected by mu
+	cancelPending bool
 }
 
 // prepared is a parsed statement: either a DuckDB prepared statement or one
@@ -194,6 +198,15 @@ func (s *session) flush() error {
 // flushes.
 const maxKeptOutBuffer = 1 << 20
 
+// goodbye sends FATAL 57P01 (admin_shutdown) and ends the session: a
+// server shutting down, or pg_terminate_backend.
+func (s *session) goodbye(msg string) error {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	s.send((&Error{Severity: "FATAL", Code: codes.AdminShutdown, Message: msg}).response())
+	_ = s.flush()
+	return nil
+}
+
 // serve runs the message loop until the client leaves or the connection
 // breaks.
 func (s *session) serve(ctx context.Context) error {
@@ -205,9 +218,22 @@ func (s *session) serve(ctx context.Context) error {
 	if err := s.flush(); err != nil {
 		return err
 	}
+	// atBoundary: the client awaits nothing (ReadyForQuery was sent), so a
+	// shutdown may end the session here without cutting an answer short
+	atBoundary := true
 	for {
+		if atBoundary && s.srv.isDraining() {
+			return s.goodbye("terminating connection due to administrator command")
+		}
 		msg, err := s.be.Receive()
 		if err != nil {
+			if s.srv.isDraining() {
+				return s.goodbye("terminating connection due to administrator command")
+			}
+			if s.act.terminating.Load() {
+				// pg_terminate_backend: say why, as PostgreSQL does
+				return s.goodbye("terminating connection due to administrator command")
+			}
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
@@ -220,8 +246,12 @@ func (s *session) serve(ctx context.Context) error {
 				continue
 			}
 		}
+		_, isQuery := msg.(*pgproto3.Query)
+		_, isSync := msg.(*pgproto3.Sync)
+		atBoundary = isQuery || isSync
 		switch m := msg.(type) {
 		case *pgproto3.Query:
+			s.setActive(m.String)
 			s.simpleQuery(ctx, m.String)
 			s.readyForQuery()
 		case *pgproto3.Parse:
@@ -289,6 +319,7 @@ func (s *session) notice(severity string, code codes.Code, msg string) {
 }
 
 func (s *session) readyForQuery() {
+	s.setIdle()
 	s.send(&pgproto3.ReadyForQuery{TxStatus: s.tx})
 }
 
@@ -490,6 +521,7 @@ func (s *session) execute(ctx context.Context, m *pgproto3.Execute) error {
 		}
 		s.implicit = true
 	}
+	s.setActive(pt.stmt.class.sql)
 	err := s.run(ctx, pt, int64(m.MaxRows))
 	if err != nil {
 		s.closePortalResult(pt)
@@ -853,6 +885,12 @@ func (s *session) statementContext(ctx context.Context) (context.Context, contex
 	}
 	s.mu.Lock()
 	s.running = cancel
+	if s.cancelPending {
+		// a cancel arrived after the statement began but before it could
+		// be interrupted: it applies now
+		s.cancelPending = false
+		cancel()
+	}
 	s.mu.Unlock()
 	return ctx, func() {
 		s.mu.Lock()
@@ -866,8 +904,11 @@ func (s *session) statementContext(ctx context.Context) (context.Context, contex
 func (s *session) cancelRunning() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running != nil {
+	switch {
+	case s.running != nil:
 		s.running()
+	case s.act.state == "active":
+		s.cancelPending = true // between the message and its statement
 	}
 }
 

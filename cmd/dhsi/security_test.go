@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -555,5 +556,49 @@ func TestGrantsReachEveryServerOfTheStore(t *testing.T) {
 	waitFor(1)
 	if got := one[int64](t, rob, "SELECT count(DISTINCT dataset_id) FROM urls"); got != 1 {
 		t.Errorf("rob's urls view on the second server spans %d datasets, want 1", got)
+	}
+}
+
+// TestSIGHUPReloadsUsers: a users file edited while the server runs takes
+// effect on SIGHUP; open sessions stay.
+func TestSIGHUPReloadsUsers(t *testing.T) {
+	dir := t.TempDir()
+	usersFile := filepath.Join(dir, "users")
+	if err := os.WriteFile(usersFile, []byte("alice:alice-pw:admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conn := startServe(t, "--store", filepath.Join(dir, "store"), "--users-file", usersFile)
+	port := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(conn)[1]
+	as := func(user string) string {
+		return fmt.Sprintf("postgres://%s:%s-pw@127.0.0.1:%s/dhsi?sslmode=disable&connect_timeout=5", user, user, port)
+	}
+	alice := connect(t, as("alice"))
+	if c, err := pgx.Connect(context.Background(), as("bob")); err == nil {
+		c.Close(context.Background())
+		t.Fatal("bob logged in before he was in the users file")
+	}
+	if err := os.WriteFile(usersFile, []byte("alice:alice-pw:admin\nbob:bob-pw:reader\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := pgx.Connect(context.Background(), as("bob"))
+		if err == nil {
+			if _, err := c.Exec(context.Background(), "DROP VIEW datasets"); err == nil || !strings.Contains(err.Error(), "role reader") {
+				t.Errorf("bob, a reader after the reload: %v", err)
+			}
+			c.Close(context.Background())
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bob still cannot log in 10s after SIGHUP: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := one[int64](t, alice, "SELECT 42"); got != 42 {
+		t.Error("alice's session did not survive the reload")
 	}
 }

@@ -12,9 +12,11 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dhsi/dhsi/access"
@@ -42,26 +44,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var sf storeFlags
 	sf.register(fs)
 	var (
-		listen      = fs.String("listen", "127.0.0.1:5433", "PostgreSQL protocol address; a non-loopback address requires --user or --users-file")
-		memoryLimit = fs.String("duckdb-memory-limit", "", "DuckDB memory_limit, e.g. 4GB (default: DuckDB's, 80% of RAM)")
-		threads     = fs.Int("duckdb-threads", 0, "DuckDB worker threads (default: one per core)")
-		tempDir     = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/duckdb.tmp)")
-		usersFile   = fs.String("users-file", "", "file of name:password[:role] lines (role admin, writer or reader; default reader; the password may be a SCRAM-SHA-256 verifier, see 'dhsi passwd'); enables SCRAM-SHA-256 authentication, the DuckDB sandbox and dataset grants")
-		ingestDir   = fs.String("ingest-dir", "", "a directory whose files writers may CALL ingest (admins may ingest any file the server can read; without it writers ingest none)")
-		tlsCert     = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
-		tlsKey      = fs.String("tls-key", "", "TLS private key (PEM)")
-		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
-		noNative    = fs.Bool("no-native", false, "send every query through DuckDB, even the prepared lookups the server can answer from the index itself (for comparison)")
-		httpAddr    = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
-		blockCache  = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
-		rowCache    = fs.Int64("row-cache-mb", catalog.DefaultRowCacheBytes>>20, "memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off")
-		pprofAddr   = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
-		refresh     = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
-		users       multiFlag
+		listen          = fs.String("listen", "127.0.0.1:5433", "PostgreSQL protocol address; a non-loopback address requires --user or --users-file")
+		memoryLimit     = fs.String("duckdb-memory-limit", "", "DuckDB memory_limit, e.g. 4GB (default: DuckDB's, 80% of RAM)")
+		threads         = fs.Int("duckdb-threads", 0, "DuckDB worker threads (default: one per core)")
+		tempDir         = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/duckdb.tmp)")
+		usersFile       = fs.String("users-file", "", "file of name:password[:role] lines (role admin, writer or reader; default reader; the password may be a SCRAM-SHA-256 verifier, see 'dhsi passwd'); enables SCRAM-SHA-256 authentication, the DuckDB sandbox and dataset grants")
+		ingestDir       = fs.String("ingest-dir", "", "a directory whose files writers may CALL ingest (admins may ingest any file the server can read; without it writers ingest none)")
+		tlsCert         = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
+		tlsKey          = fs.String("tls-key", "", "TLS private key (PEM)")
+		logLevel        = fs.String("log-level", "info", "log level: debug, info, warn, error")
+		noNative        = fs.Bool("no-native", false, "send every query through DuckDB, even the prepared lookups the server can answer from the index itself (for comparison)")
+		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
+		blockCache      = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
+		rowCache        = fs.Int64("row-cache-mb", catalog.DefaultRowCacheBytes>>20, "memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off")
+		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
+		shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long running statements may take to finish before they are cancelled")
+		refresh         = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
+		users           multiFlag
 	)
 	fs.Var(&users, "user", "name:password[:role] of a user (repeatable; role admin, writer or reader, default reader); enables SCRAM-SHA-256 authentication")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: dhsi serve [flags]\n\nServes the index over the PostgreSQL protocol. With no flags it uses ./dhsi-data\nand listens on 127.0.0.1:5433 accepting any user without a password (loopback only).\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: dhsi serve [flags]\n\nServes the index over the PostgreSQL protocol. With no flags it uses ./dhsi-data\nand listens on 127.0.0.1:5433 accepting any user without a password (loopback only).\n\nSignals: SIGTERM or SIGINT stops accepting, lets running statements finish (up to\n--shutdown-timeout), answers every session's next message with FATAL 57P01 and exits 0;\nSIGHUP reloads the users file and the grants without dropping a session.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -274,22 +277,58 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := grants.Refresh(ctx)
 		return err
 	})
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-		done := make(chan struct{})
-		go func() { srv.Close(); close(done) }()
+	// SIGHUP reloads the users file (and --user flags) and re-reads the
+	// grants, without dropping a session
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := func() {
+		if *usersFile != "" {
+			l, err := sqlserver.LoadUsersFile(*usersFile)
+			if err == nil {
+				for _, u := range users {
+					usr, perr := sqlserver.ParseUser(u)
+					if perr != nil {
+						err = perr
+						break
+					}
+					l = append(l, usr)
+				}
+			}
+			if err == nil {
+				err = srv.SetUsers(l)
+			}
+			if err != nil {
+				log.Error("SIGHUP: users not reloaded; the previous users stay in force", "err", err)
+			}
+		}
+		if _, err := grants.Refresh(ctx); err != nil {
+			log.Error("SIGHUP: grants not re-read", "err", redact.Error(err))
+		}
+		log.Info("SIGHUP: reloaded")
+	}
+	for {
 		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			log.Warn("sessions did not end within 10s")
-		}
-		return nil
-	case err := <-errc:
-		if errors.Is(err, context.Canceled) {
+		case <-hup:
+			reload()
+			continue
+		case <-ctx.Done():
+			// SIGTERM or SIGINT: running statements finish (up to
+			// --shutdown-timeout), every session's next message gets FATAL
+			// 57P01, and the process exits 0
+			log.Info("shutting down", "timeout", shutdownTimeout.String())
+			sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				log.Warn("statements still running at the shutdown timeout were cancelled", "timeout", shutdownTimeout.String())
+			}
 			return nil
+		case err := <-errc:
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
 		}
-		return err
 	}
 }
 

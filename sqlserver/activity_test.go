@@ -1,0 +1,248 @@
+package sqlserver_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/sqlserver"
+)
+
+// activityServer has an admin and two readers.
+func activityServer(t *testing.T) (*testServer, func(user string) *pgx.Conn) {
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.Users = []sqlserver.User{{Name: "root", Password: "root-pw", Role: access.Admin},
+			{Name: "ann", Password: "ann-pw"}, {Name: "bob", Password: "bob-pw"}}
+	})
+	return s, func(user string) *pgx.Conn {
+		u := url.URL{Scheme: "postgres", User: url.UserPassword(user, user+"-pw"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable&application_name=app-" + user}
+		c, err := connectString(t, u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
+
+const longCount = "SELECT count(*) FROM range(100000000000) t(i) WHERE i % 7 = 3"
+
+// startLong runs longCount on c in the background; the channel gets its error.
+func startLong(c *pgx.Conn) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		// a safety net: should the server fail to stop it, the test's own
+		// deadline cancels it rather than letting it run for hours
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_, err := c.Exec(ctx, longCount)
+		done <- err
+	}()
+	return done
+}
+
+func waitActive(t *testing.T, root *pgx.Conn, user string) int32 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var pid int32
+		err := root.QueryRow(context.Background(), "SELECT pid FROM pg_stat_activity WHERE usename = $1 AND state = 'active' AND query LIKE 'SELECT count(*) FROM range%'", user).Scan(&pid)
+		if err == nil {
+			return pid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no active query of %s in pg_stat_activity", user)
+	return 0
+}
+
+func sqlstate(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// TestPgStatActivity: sessions are listed with who, where and what, and
+// another user's query text is hidden from non-admins, as in PostgreSQL.
+func TestPgStatActivity(t *testing.T) {
+	ctx := context.Background()
+	_, connect := activityServer(t)
+	root, ann, bob := connect("root"), connect("ann"), connect("bob")
+	var pid int32
+	if err := ann.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil || uint32(pid) != ann.PgConn().PID() {
+		t.Fatalf("pg_backend_pid() = %d, %v; BackendKeyData said %d", pid, err, ann.PgConn().PID())
+	}
+	if _, err := bob.Exec(ctx, "SELECT 'bob was here'"); err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ user, app, addr, state, query string }
+	list := func(c *pgx.Conn) map[int32]row {
+		rows, err := c.Query(ctx, "SELECT pid, usename, application_name, client_addr, state, query FROM pg_stat_activity")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int32]row{}
+		for rows.Next() {
+			var p int32
+			var r row
+			if err := rows.Scan(&p, &r.user, &r.app, &r.addr, &r.state, &r.query); err != nil {
+				t.Fatal(err)
+			}
+			out[p] = r
+		}
+		return out
+	}
+	byRoot := list(root)
+	b := byRoot[int32(bob.PgConn().PID())]
+	if b.user != "bob" || b.app != "app-bob" || b.addr != "127.0.0.1" || b.state != "idle" || b.query != "SELECT 'bob was here'" {
+		t.Errorf("root sees bob as %+v", b)
+	}
+	if a := byRoot[pid]; a.user != "ann" || a.query != "SELECT pg_backend_pid()" {
+		t.Errorf("root sees ann as %+v", a)
+	}
+	byAnn := list(ann)
+	if b := byAnn[int32(bob.PgConn().PID())]; b.user != "bob" || b.query != "<insufficient privilege>" {
+		t.Errorf("ann sees bob as %+v, want his query hidden", b)
+	}
+	if a := byAnn[pid]; a.state != "active" || !strings.Contains(a.query, "pg_stat_activity") {
+		t.Errorf("ann sees herself as %+v", a)
+	}
+}
+
+// TestCancelAndTerminateBackend: admins stop any session, users their own.
+func TestCancelAndTerminateBackend(t *testing.T) {
+	ctx := context.Background()
+	_, connect := activityServer(t)
+	root, ann, bob := connect("root"), connect("ann"), connect("bob")
+
+	done := startLong(bob)
+	victim := waitActive(t, root, "bob")
+	if _, err := ann.Exec(ctx, "SELECT pg_cancel_backend($1)", victim); sqlstate(err) != "42501" {
+		t.Errorf("ann cancelling bob's query: %v, want 42501", err)
+	}
+	var ok bool
+	if err := root.QueryRow(ctx, "SELECT pg_cancel_backend($1)", victim).Scan(&ok); err != nil || !ok {
+		t.Fatalf("root cancelling bob's query: %v %v", ok, err)
+	}
+	if err := <-done; sqlstate(err) != "57014" {
+		t.Errorf("bob's cancelled query: %v, want 57014", err)
+	}
+	if _, err := bob.Exec(ctx, "SELECT 1"); err != nil {
+		t.Errorf("after a cancel bob's session is unusable: %v", err)
+	}
+	// a user may cancel their own sessions
+	bob2 := connect("bob")
+	done = startLong(bob)
+	victim = waitActive(t, root, "bob")
+	if err := bob2.QueryRow(ctx, "SELECT pg_cancel_backend($1)", victim).Scan(&ok); err != nil || !ok {
+		t.Errorf("bob cancelling his own query: %v %v", ok, err)
+	}
+	<-done
+	if err := root.QueryRow(ctx, "SELECT pg_cancel_backend(12345)").Scan(&ok); err != nil || ok {
+		t.Errorf("cancelling a pid that is no session: %v %v, want false", ok, err)
+	}
+	// terminate: the victim is told 57P01 and its connection ends
+	if err := root.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int32(ann.PgConn().PID())).Scan(&ok); err != nil || !ok {
+		t.Fatalf("terminate: %v %v", ok, err)
+	}
+	_, err := ann.Exec(ctx, "SELECT 1")
+	if err == nil {
+		t.Fatal("a terminated session still answers")
+	}
+	if s := sqlstate(err); s != "57P01" && !ann.IsClosed() {
+		t.Errorf("after pg_terminate_backend: %v (closed %v), want 57P01", err, ann.IsClosed())
+	}
+}
+
+// TestClientGoneStopsItsQuery: a client that disappears mid-query (kill -9
+// of psql) does not leave its statement running (issue 18).
+func TestClientGoneStopsItsQuery(t *testing.T) {
+	ctx := context.Background()
+	_, connect := activityServer(t)
+	root, bob := connect("root"), connect("bob")
+	startLong(bob)
+	victim := waitActive(t, root, "bob")
+	// no Terminate, no FIN from a clean close: the socket just goes
+	if err := bob.PgConn().Conn().Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var n int64
+		if err := root.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", victim).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session of a client that went away was still there after 5s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestShutdownLetsRunningStatementsFinish: SIGTERM's path. A running
+// statement finishes and is answered; an idle session's next message gets
+// FATAL 57P01; no new connection is accepted; Shutdown returns once all
+// sessions ended.
+func TestShutdownLetsRunningStatementsFinish(t *testing.T) {
+	ctx := context.Background()
+	s, connect := activityServer(t)
+	root, ann, bob := connect("root"), connect("ann"), connect("bob")
+	const secondOrSo = "SELECT count(*) FROM range(600000000) t(i) WHERE i % 7 = 3"
+	done := make(chan error, 1)
+	go func() {
+		var n int64
+		done <- bob.QueryRow(ctx, secondOrSo).Scan(&n)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int64
+		if err := root.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE usename = 'bob' AND state = 'active'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("bob's query never showed as active")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	shut := make(chan error, 1)
+	go func() {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		shut <- s.srv.Shutdown(sctx)
+	}()
+	if err := <-done; err != nil {
+		t.Errorf("the statement running at shutdown: %v, want its answer", err)
+	}
+	_, err := ann.Exec(ctx, "SELECT 1")
+	if s := sqlstate(err); s != "57P01" && !ann.IsClosed() {
+		t.Errorf("an idle session's next query during shutdown: %v, want 57P01", err)
+	}
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Shutdown did not return")
+	}
+	u := url.URL{Scheme: "postgres", User: url.UserPassword("root", "root-pw"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable&connect_timeout=2"}
+	if _, err := connectString(t, u.String()); err == nil {
+		t.Error("a new connection was accepted after Shutdown")
+	}
+}
