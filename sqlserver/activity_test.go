@@ -246,3 +246,55 @@ func TestShutdownLetsRunningStatementsFinish(t *testing.T) {
 		t.Error("a new connection was accepted after Shutdown")
 	}
 }
+
+// TestRoleLimits: a role's statement_timeout is a default and a ceiling,
+// and its users run at most N statements at once; admins are not limited.
+func TestRoleLimits(t *testing.T) {
+	ctx := context.Background()
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.Users = []sqlserver.User{{Name: "root", Password: "root-pw", Role: access.Admin}, {Name: "ann", Password: "ann-pw"}}
+		c.RoleLimits = map[access.Role]sqlserver.RoleLimits{access.Reader: {StatementTimeout: 700 * time.Millisecond, MaxConcurrentQueries: 1}}
+	})
+	as := func(user string) *pgx.Conn {
+		u := url.URL{Scheme: "postgres", User: url.UserPassword(user, user+"-pw"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
+		c, err := connectString(t, u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	root, ann, ann2 := as("root"), as("ann"), as("ann")
+	var shown string
+	if err := ann.QueryRow(ctx, "SHOW statement_timeout").Scan(&shown); err != nil || shown != "700" {
+		t.Errorf("a reader's statement_timeout = %q, %v; want the role's 700ms", shown, err)
+	}
+	if _, err := ann.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := ann.Exec(ctx, longCount)
+	if sqlstate(err) != "57014" || time.Since(start) > 10*time.Second {
+		t.Errorf("a reader's long query after SET statement_timeout = 0: %v after %v, want 57014 at the role's 700ms", err, time.Since(start))
+	}
+	// one statement at a time per reader: the second waits for the first
+	done := startLong(ann)
+	waitActive(t, root, "ann")
+	start = time.Now()
+	var one int
+	err = ann2.QueryRow(ctx, "SELECT 1").Scan(&one)
+	waited := time.Since(start)
+	<-done
+	if err == nil {
+		// it got the slot only once the first statement timed out
+		if waited < 200*time.Millisecond {
+			t.Errorf("ann's second statement ran at once (%v) while her first held the only slot", waited)
+		}
+	} else if sqlstate(err) != "57014" {
+		t.Errorf("ann's second statement: %v", err)
+	}
+	// admins are not limited
+	var n int64
+	if err := root.QueryRow(ctx, "SELECT count(*) FROM range(100000000) t(i) WHERE i % 7 = 3").Scan(&n); err != nil {
+		t.Errorf("an admin's query: %v", err)
+	}
+}

@@ -272,7 +272,10 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			}
 			args[i] = cv
 		}
-		qctx, done := s.statementContext(ctx)
+		qctx, done, err := s.statementContext(ctx)
+		if err != nil {
+			return err
+		}
 		rows, err := p.native.fn.Run(qctx, args)
 		done()
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,8 @@ type Config struct {
 	// function's argument; with this the server describes it (so pgx sends
 	// an int4 for domain_urls' dataset_id instead of failing to encode it).
 	TableFunctionArgs map[string][]uint32
+	// RoleLimits bound each non-admin role (limits.go).
+	RoleLimits map[access.Role]RoleLimits
 	// Procedures are DHSI's side-effecting table functions (CALL
 	// compact_all()) and the role each needs; the functions check it
 	// themselves too.
@@ -102,6 +105,7 @@ type Server struct {
 	tls    *tls.Config
 	// readerFunctions: cfg.ReaderFunctions as a set
 	readerFunctions map[string]bool
+	slots           userSlots // RoleLimits.MaxConcurrentQueries
 
 	mu       sync.Mutex
 	draining bool // Shutdown began: no new statement starts; protected by mu
@@ -334,6 +338,10 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		stmts:     map[string]*prepared{},
 		portals:   map[string]*portal{},
 		log:       s.log.With("user", user, "role", principal.Role.String()),
+	}
+	if lim := sess.limits(); lim.StatementTimeout > 0 {
+		// the role's default, as ALTER ROLE ... SET statement_timeout
+		sess.settings.values["statement_timeout"] = strconv.FormatInt(lim.StatementTimeout.Milliseconds(), 10)
 	}
 	for {
 		sess.pid = rand.Uint32N(1<<31-1) + 1

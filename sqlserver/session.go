@@ -875,11 +875,18 @@ func (s *session) complete(pt *portal, tag string) {
 
 // statementContext derives the context of one statement: cancellable by a
 // CancelRequest and bounded by statement_timeout.
-func (s *session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (s *session) statementContext(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	var cancel context.CancelFunc
+	var timeout time.Duration
 	if ms, _ := s.settings.get("statement_timeout"); ms != "0" && ms != "" {
 		d, _ := strconv.ParseInt(ms, 10, 64)
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(d)*time.Millisecond)
+		timeout = time.Duration(d) * time.Millisecond
+	}
+	if cap := s.limits().StatementTimeout; cap > 0 && (timeout == 0 || timeout > cap) {
+		timeout = cap // the role's ceiling (limits.go)
+	}
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
@@ -892,12 +899,18 @@ func (s *session) statementContext(ctx context.Context) (context.Context, contex
 		cancel()
 	}
 	s.mu.Unlock()
-	return ctx, func() {
+	release, err := s.acquireSlot(ctx)
+	done := func() {
 		s.mu.Lock()
 		s.running = nil
 		s.mu.Unlock()
 		cancel()
 	}
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return ctx, func() { release(); done() }, nil
 }
 
 // cancelRunning interrupts the statement in flight, if any (CancelRequest).
@@ -951,7 +964,14 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 		pt.own = st.(*duckdb.Stmt)
 		stmt = pt.own
 	}
-	qctx, done := s.statementContext(ctx)
+	qctx, done, err := s.statementContext(ctx)
+	if err != nil {
+		if pt.own != nil {
+			pt.own.Close()
+			pt.own = nil
+		}
+		return false, err
+	}
 	if !p.returnsRows {
 		res, err := stmt.ExecContext(qctx, pt.params)
 		done()

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -62,6 +63,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		refresh         = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
 		users           multiFlag
 	)
+	var roleTimeouts, roleQueries multiFlag
+	fs.Var(&roleTimeouts, "statement-timeout", "ROLE=DURATION: the default and ceiling of statement_timeout for users of a role, e.g. reader=30s (repeatable; admins are never limited)")
+	fs.Var(&roleQueries, "max-concurrent-queries", "ROLE=N: how many statements one user of a role may run at once over all their sessions; more wait their turn, e.g. reader=4 (repeatable)")
 	fs.Var(&users, "user", "name:password[:role] of a user (repeatable; role admin, writer or reader, default reader); enables SCRAM-SHA-256 authentication")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: dhsi serve [flags]\n\nServes the index over the PostgreSQL protocol. With no flags it uses ./dhsi-data\nand listens on 127.0.0.1:5433 accepting any user without a password (loopback only).\n\nSignals: SIGTERM or SIGINT stops accepting, lets running statements finish (up to\n--shutdown-timeout), answers every session's next message with FATAL 57P01 and exits 0;\nSIGHUP reloads the users file and the grants without dropping a session.\n\nFlags:\n")
@@ -92,6 +96,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("%w: --user: %v", errUsage, err)
 		}
 		userList = append(userList, usr)
+	}
+	limits, err := parseRoleLimits(roleTimeouts, roleQueries)
+	if err != nil {
+		return err
 	}
 	checkIngest, err := ingestDirCheck(*ingestDir)
 	if err != nil {
@@ -137,6 +145,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
 		Server: sqlserver.Config{Listen: *listen, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions, NativeFunctions: native,
 			Procedures:      udf.ProcedureRoles,
+			RoleLimits:      limits,
 			ReaderFunctions: udf.ReaderTableFunctions,
 			TableFunctionArgs: map[string][]uint32{
 				"domain_datasets": {sqlserver.OIDText},
@@ -447,4 +456,44 @@ func ingestDirCheck(dir string) (func([]string) error, error) {
 		}
 		return nil
 	}, nil
+}
+
+// parseRoleLimits reads --statement-timeout and --max-concurrent-queries.
+func parseRoleLimits(timeouts, queries []string) (map[access.Role]sqlserver.RoleLimits, error) {
+	out := map[access.Role]sqlserver.RoleLimits{}
+	parse := func(flagName, v string) (access.Role, string, error) {
+		name, val, ok := strings.Cut(v, "=")
+		role, err := access.ParseRole(name)
+		if !ok || err != nil || role == access.Admin {
+			return 0, "", fmt.Errorf("%w: --%s %q: want ROLE=VALUE with ROLE reader or writer (admins are not limited)", errUsage, flagName, v)
+		}
+		return role, val, nil
+	}
+	for _, v := range timeouts {
+		role, val, err := parse("statement-timeout", v)
+		if err != nil {
+			return nil, err
+		}
+		d, err := time.ParseDuration(val)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%w: --statement-timeout %q: want a positive duration such as 30s", errUsage, v)
+		}
+		l := out[role]
+		l.StatementTimeout = d
+		out[role] = l
+	}
+	for _, v := range queries {
+		role, val, err := parse("max-concurrent-queries", v)
+		if err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 1 || n > 10000 {
+			return nil, fmt.Errorf("%w: --max-concurrent-queries %q: want a count from 1 to 10000", errUsage, v)
+		}
+		l := out[role]
+		l.MaxConcurrentQueries = n
+		out[role] = l
+	}
+	return out, nil
 }
