@@ -19,7 +19,7 @@ func TestAPI(t *testing.T) {
 	ctx := context.Background()
 	st, _ := localfs.Open(t.TempDir())
 	norm, _ := urlnorm.NewNormalizer(urlnorm.Config{})
-	if _, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: "pywb", Files: []string{filepath.Join("..", "..", "shared", "testdata", "urls", "pywb_sample_archive.txt")}, Normalizer: norm}); err != nil {
+	if _, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: "pywb", Files: []string{filepath.Join("..", "testdata", "shared", "urls", "pywb_sample_archive.txt")}, Normalizer: norm}); err != nil {
 		t.Fatal(err)
 	}
 	x, err := catalog.OpenURLIndex(ctx, st, 1<<20, nil)

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-const testdata = "../../shared/testdata"
+const testdata = "../testdata/shared" // a copy of shared/testdata kept in the repository (testdata/shared/README.md)
 
 func scanAll(t *testing.T, path string, format Format) ([]Record, []Reject) {
 	t.Helper()

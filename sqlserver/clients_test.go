@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/internal/testclients"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +21,8 @@ import (
 // repository root) against a server of their own. Each program prints one
 // line per check, "PASS name" or "FAIL name: detail", then "DONE"; every
 // line becomes a subtest here, so a failure names the client feature that
-// broke. A missing client fails the test: .ci/run installs them, and only
-// DHSI_SKIP_CLIENTS=1 turns that into a skip.
+// broke. A missing client skips the test loudly on a developer's machine
+// and fails it in CI (internal/testclients).
 
 // clientsDir is the directory of the client programs.
 func clientsDir(t *testing.T) string {
@@ -33,17 +34,11 @@ func clientsDir(t *testing.T) string {
 	return dir
 }
 
-// needClient fails (or, with DHSI_SKIP_CLIENTS=1, skips) the test when a
-// client prerequisite is missing.
+// needClient skips (on a developer's machine) or fails (in CI) the test
+// when a client prerequisite is missing.
 func needClient(t *testing.T, what string, err error) {
 	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv("DHSI_SKIP_CLIENTS") == "1" {
-		t.Skipf("%s is not available and DHSI_SKIP_CLIENTS=1: %v", what, err)
-	}
-	t.Fatalf("%s is not available (bash .ci/run installs it; DHSI_SKIP_CLIENTS=1 skips): %v", what, err)
+	testclients.Need(t, what, "apt-get install default-jdk-headless libpostgresql-jdbc-java python3-psycopg2 python3-psycopg python3-sqlalchemy nodejs npm; (cd clients/node && npm ci)", err)
 }
 
 // debianPython is Debian's interpreter: python3-psycopg2, python3-psycopg and

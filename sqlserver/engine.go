@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -61,6 +62,10 @@ type Engine struct {
 	server atomic.Pointer[Server]
 }
 
+// lockHolder finds the pid in DuckDB's "Conflicting lock is held in ...
+// (PID n)" error.
+var lockHolder = regexp.MustCompile(`Could not set lock on file .*Conflicting lock is held in .*\(PID (\d+)\)`)
+
 // shimCatalog is the attached in-memory database that holds DHSI's
 // pg_catalog shim, and shimSchema its schema. Every session's search_path
 // ends with it, so it answers pg_catalog names without ever shadowing a
@@ -101,6 +106,10 @@ func OpenEngine(ctx context.Context, cfg EngineConfig, shimSQL []string) (*Engin
 	}
 	connector, err := duckdb.NewConnector(dsn, nil)
 	if err != nil {
+		if m := lockHolder.FindStringSubmatch(err.Error()); m != nil {
+			// one sentence, not DuckDB's: another server has this store
+			return nil, fmt.Errorf("another dhsi serve (pid %s) already serves from %s: stop it, or give this one its own --cache-dir (two servers may share a store, not a cache directory)", m[1], filepath.Dir(cfg.Path))
+		}
 		return nil, fmt.Errorf("open duckdb %q: %w", cfg.Path, err)
 	}
 	e := &Engine{connector: connector, db: sql.OpenDB(connector), Name: name, sandbox: cfg.Sandbox}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/internal/testclients"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,17 +16,12 @@ import (
 	"github.com/dhsi/dhsi/sqlserver"
 )
 
-// psqlPath finds the real psql client; the test fails without it unless
-// DHSI_SKIP_CLIENTS=1.
+// psqlPath finds the real psql client (internal/testclients says what a
+// missing one does).
 func psqlPath(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("psql")
-	if err != nil {
-		if os.Getenv("DHSI_SKIP_CLIENTS") == "1" {
-			t.Skip("psql not installed and DHSI_SKIP_CLIENTS=1")
-		}
-		t.Fatalf("psql not found (set DHSI_SKIP_CLIENTS=1 to skip): %v", err)
-	}
+	testclients.Need(t, "psql", "apt-get install postgresql-client", err)
 	return p
 }
 

@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// testdataDir is the shared real-world test data (testdata/README.md
-// there). CI always has it; a missing copy is a broken checkout, not a
-// reason to skip.
+// testdataDir is the real-world test data, kept in the repository at
+// testdata/shared (its README.md gives each file's origin). A missing copy
+// is a broken checkout, not a reason to skip.
 func testdataDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "testdata")
+	dir := filepath.Join("..", "testdata", "shared")
 	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
-		t.Fatalf("shared test data not found at %s (expected /work/shared/testdata next to the repository; CI always provides it): %v", dir, err)
+		t.Fatalf("test data not found at %s (part of the repository): %v", dir, err)
 	}
 	return dir
 }

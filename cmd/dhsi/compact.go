@@ -52,7 +52,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	st, err := sf.open(ctx, log)
+	st, err := sf.open(ctx, log, "compact", stderr)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, err := sf.open(ctx, log)
+	st, err := sf.open(ctx, log, "gc", stderr)
 	if err != nil {
 		return err
 	}

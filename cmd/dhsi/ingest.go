@@ -97,7 +97,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	st, err := sf.open(ctx, log)
+	st, err := sf.open(ctx, log, "ingest", stderr)
 	if err != nil {
 		return err
 	}

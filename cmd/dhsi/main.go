@@ -5,13 +5,18 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
+
+	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,8 +37,8 @@ func commands() []command {
 		{"bench", "benchmark DHSI against PostgreSQL and a DuckDB scan on a generated corpus", runBench},
 		{"gc", "drop old index versions and delete what no kept version references", runGC},
 		{"passwd", "print a users-file line with a SCRAM-SHA-256 verifier for a password", runPasswd},
-		{"version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			fmt.Fprintln(stdout, "dhsi", version)
+		{"version", "print the version (also: dhsi --version)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fmt.Fprintf(stdout, "dhsi %s (%s, DuckDB %s)\n", buildVersion(), runtime.Version(), duckdbVersion())
 			return nil
 		}},
 	}
@@ -57,6 +62,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-v") {
+		args = []string{"version"}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
@@ -84,4 +92,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "dhsi: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// duckdbVersion asks the linked DuckDB library for its version.
+func duckdbVersion() string {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return "unknown"
+	}
+	defer db.Close()
+	var v string
+	if err := db.QueryRow("SELECT library_version FROM pragma_version()").Scan(&v); err != nil {
+		return "unknown"
+	}
+	return v
+}
+
+// buildVersion is -ldflags' main.version, else the module version and VCS
+// revision Go recorded, else "dev".
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "dev"
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
 }

@@ -68,7 +68,7 @@ Flags:
 			tables = append(tables, t)
 		}
 	}
-	st, err := sf.open(ctx, log)
+	st, err := sf.open(ctx, log, "put", stderr)
 	if err != nil {
 		return err
 	}

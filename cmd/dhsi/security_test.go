@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dhsi/dhsi/internal/netwait"
+	"github.com/dhsi/dhsi/internal/testclients"
 )
 
 // securityServer is a server with a user of every role and three datasets:
@@ -190,9 +191,8 @@ func (s *securityServer) psqlAs(t *testing.T, user, sql string, vars map[string]
 // TestSecurityBypassSuite: every attempt of testdata/security, through real
 // psql, as every role it names (issue 14's proof).
 func TestSecurityBypassSuite(t *testing.T) {
-	if _, err := exec.LookPath("psql"); err != nil {
-		t.Fatal("psql is not on the PATH (apt-get install postgresql-client; bash .ci/run installs it)")
-	}
+	_, err := exec.LookPath("psql")
+	testclients.Need(t, "psql", "apt-get install postgresql-client", err)
 	s := startSecurityServer(t)
 	tmp := t.TempDir()
 	vars := map[string]string{

@@ -106,7 +106,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
-	st, err := sf.open(ctx, log)
+	st, err := sf.open(ctx, log, "serve", stderr)
 	if err != nil {
 		return err
 	}

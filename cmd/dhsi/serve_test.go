@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -124,5 +127,38 @@ func TestUsageErrors(t *testing.T) {
 				t.Fatalf("exit %d, output %q; want exit %d mentioning %q", code, out.String(), c.code, c.says)
 			}
 		})
+	}
+}
+
+// TestCommandsNameTheirStore: every command says which store it works on;
+// a put run where there is no store does not create one; a second server
+// on the same local store gets a sentence, not DuckDB's lock error.
+func TestCommandsNameTheirStore(t *testing.T) {
+	ctx := context.Background()
+	bin := dhsiBinary(t) // before Chdir: it builds from this package's directory
+	dir := t.TempDir()
+	t.Chdir(dir)
+	var errb strings.Builder
+	if code := run(ctx, []string{"put", "domain=example.com", "company_name=x"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "there is no store at") {
+		t.Errorf("put without a store: exit %d, %q", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dhsi-data")); err == nil {
+		t.Error("put created ./dhsi-data")
+	}
+	errb.Reset()
+	if code := run(ctx, []string{"put", "--store", "mine", "domain=example.com", "company_name=x"}, io.Discard, &errb); code != 0 || !strings.Contains(errb.String(), "store "+filepath.Join(dir, "mine")+" (new: created)") {
+		t.Errorf("put --store mine: exit %d, %q", code, errb.String())
+	}
+	startServe(t, "--store", "mine")
+	// DuckDB's file lock is per process: the second server is another one
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	out2, err := exec.CommandContext(cctx, bin, "serve", "--store", filepath.Join(dir, "mine"), "--listen", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out2), "another dhsi serve (pid ") {
+		t.Errorf("a second server on the store: %v, %q", err, out2)
+	}
+	var out strings.Builder
+	if code := run(ctx, []string{"--version"}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), "DuckDB v1.5.5") {
+		t.Errorf("dhsi --version: exit %d, %q", code, out.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ type storeFlags struct {
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.spec, "store", "./dhsi-data", "where the index lives: a local directory (the embedded default) or s3://bucket/prefix")
+	fs.StringVar(&f.spec, "store", defaultStore, "where the index lives: a local directory (the embedded default) or s3://bucket/prefix; only serve creates the default directory when it does not exist")
 	fs.StringVar(&f.endpoint, "s3-endpoint", "", "S3 endpoint URL for S3-compatible servers (default $AWS_ENDPOINT_URL, else AWS)")
 	fs.StringVar(&f.region, "s3-region", "", "S3 region (default $AWS_REGION, else us-east-1)")
 	fs.StringVar(&f.pathStyle, "s3-path-style", "auto", "path-style bucket addressing: auto (on with a custom endpoint), on, off")
@@ -35,15 +36,35 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 
 func (f *storeFlags) isS3() bool { return strings.HasPrefix(f.spec, "s3://") }
 
-// open opens the store named by --store. Credentials come from the standard
-// AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
-func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (store.Store, error) {
+// defaultStore is --store when it is not given.
+const defaultStore = "./dhsi-data"
+
+// open opens the store named by --store and names it on stderr, so a command
+// run from an unexpected directory says where it works. A local store that
+// does not exist is created only when --store named it, or by serve (the
+// quickstart): a put or compact run from another directory no longer
+// creates a stray ./dhsi-data. Credentials come from the standard AWS
+// environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
+func (f *storeFlags) open(ctx context.Context, log *slog.Logger, cmd string, stderr io.Writer) (store.Store, error) {
 	if !f.isS3() {
 		if strings.Contains(f.spec, "://") {
 			return nil, fmt.Errorf("%w: --store %q: want a directory or s3://bucket/prefix", errUsage, f.spec)
 		}
+		abs, err := filepath.Abs(f.spec)
+		if err != nil {
+			return nil, err
+		}
+		note := ""
+		if _, err := os.Stat(abs); os.IsNotExist(err) {
+			if f.spec == defaultStore && cmd != "serve" {
+				return nil, fmt.Errorf("%w: there is no store at %s (the default --store, relative to this directory); give --store DIR or s3://bucket/prefix, or create one with dhsi serve or dhsi ingest --store %s", errUsage, abs, defaultStore)
+			}
+			note = " (new: created)"
+		}
+		fmt.Fprintf(stderr, "dhsi %s: store %s%s\n", cmd, abs, note)
 		return localfs.Open(f.spec)
 	}
+	fmt.Fprintf(stderr, "dhsi %s: store %s\n", cmd, f.spec)
 	cfg, err := s3store.ParseURL(f.spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --store: %v", errUsage, err)

@@ -24,7 +24,7 @@ func TestIngestWhileServing(t *testing.T) {
 	if got := one[int64](t, c, "SELECT count(*) FROM datasets"); got != 0 {
 		t.Fatalf("a new store has %d datasets", got)
 	}
-	list := filepath.Join("..", "..", "..", "shared", "testdata", "urls", "pywb_sample_archive.txt")
+	list := filepath.Join("..", "..", "testdata", "shared", "urls", "pywb_sample_archive.txt")
 	if code := run(ctx, []string{"ingest", "--store", dir, "--dataset", "pywb", list}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("dhsi ingest exit %d", code)
 	}
@@ -106,7 +106,7 @@ func TestIngestWhileServing(t *testing.T) {
 		t.Fatalf("domain_urls(lower(...)) listed %d URLs, want 48", got)
 	}
 	// the SQL equivalent of dhsi ingest, with server-side files
-	cdx, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "testdata", "cdx", "pywb-iana.cdxj"))
+	cdx, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "shared", "cdx", "pywb-iana.cdxj"))
 	var version string
 	var written int64
 	if err := c.QueryRow(ctx, "SELECT version, written FROM ingest('pywb-cdxj', '"+cdx+"')").Scan(&version, &written); err != nil || written == 0 {
@@ -147,7 +147,7 @@ func TestIngestDatasetPerFile(t *testing.T) {
 	ctx := context.Background()
 	var lists []string
 	for _, n := range []string{"pywb_sample_archive.txt", "ada_userbait.txt", "cdx_toolkit_api_mocks.txt"} {
-		lists = append(lists, filepath.Join("..", "..", "..", "shared", "testdata", "urls", n))
+		lists = append(lists, filepath.Join("..", "..", "testdata", "shared", "urls", n))
 	}
 	one, each := t.TempDir(), t.TempDir()
 	var out strings.Builder
