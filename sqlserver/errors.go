@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -217,4 +218,29 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 		return codes.InvalidParameterValue
 	}
 	return codes.Internal
+}
+
+// maxMessageBytes bounds an error message and its detail: an error that
+// quotes a user's megabyte argument must not send (or log) the megabyte.
+const maxMessageBytes = 1000
+
+// capMessage shortens e's message and detail to maxMessageBytes, at a UTF-8
+// boundary, saying how much was left out.
+func capMessage(e *Error) *Error {
+	shorten := func(s string) string {
+		if len(s) <= maxMessageBytes {
+			return s
+		}
+		cut := maxMessageBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
+	}
+	if len(e.Message) <= maxMessageBytes && len(e.Detail) <= maxMessageBytes {
+		return e
+	}
+	c := *e
+	c.Message, c.Detail = shorten(e.Message), shorten(e.Detail)
+	return &c
 }

@@ -302,14 +302,14 @@ func (s *session) extended(err error) {
 }
 
 func (s *session) sendError(err error) {
-	pe := toPGError(err)
+	pe := capMessage(toPGError(err))
 	if pe.Severity == "" || pe.Severity == "ERROR" {
 		if s.tx == txActive {
 			s.tx = txFailed
 		}
 	}
 	if pe.Code == codes.Internal {
-		s.log.Warn("internal error", "err", redact.Error(err)) // 001 §8: no raw URL in a log
+		s.log.Warn("internal error", "err", redact.URLs(pe.Message)) // 001 §8: no raw URL in a log
 	}
 	s.send(pe.response())
 }

@@ -162,7 +162,7 @@ func (f URLIndexFuncs) DomainDatasetsRows(ctx context.Context, args []any) ([][]
 	arg, _ := args[0].(string)
 	d, err := f.Domain(arg)
 	if err != nil {
-		return nil, err
+		return nil, &InvalidArgument{err}
 	}
 	visible := f.visibility(ctx)
 	got, err := f.Snapshot().DomainDatasets(d)
@@ -194,11 +194,14 @@ func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any,
 		lim = v
 	}
 	if lim > catalog.MaxPageSize {
-		return nil, fmt.Errorf("domain_urls: limit %d is above the page-size cap of %d; page with offset", lim, catalog.MaxPageSize)
+		return nil, &InvalidArgument{fmt.Errorf("domain_urls: limit %d is above the page-size cap of %d; page with offset", lim, catalog.MaxPageSize)}
+	}
+	if off < 0 || lim < 0 {
+		return nil, &InvalidArgument{fmt.Errorf("domain_urls: offset %d and limit %d: neither may be negative", off, lim)}
 	}
 	d, err := f.Domain(arg)
 	if err != nil {
-		return nil, err
+		return nil, &InvalidArgument{err}
 	}
 	snap := f.Snapshot()
 	// A3: decided before the dataset's postings are touched, and a hidden
@@ -300,3 +303,14 @@ func (e *UnknownDataset) Error() string {
 
 // SQLState is undefined_object.
 func (e *UnknownDataset) SQLState() string { return "42704" }
+
+// InvalidArgument is a caller's mistake in an argument (a malformed domain,
+// a negative offset): SQLSTATE 22023 (invalid_parameter_value), not an
+// internal error, and never logged as one.
+type InvalidArgument struct{ Err error }
+
+func (e *InvalidArgument) Error() string { return e.Err.Error() }
+func (e *InvalidArgument) Unwrap() error { return e.Err }
+
+// SQLState is invalid_parameter_value.
+func (e *InvalidArgument) SQLState() string { return "22023" }

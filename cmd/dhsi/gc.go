@@ -29,6 +29,12 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *keep < 1 || *keep > 1000 {
+		return fmt.Errorf("%w: --keep %d: want 1 to 1000", errUsage, *keep)
+	}
+	if *grace < 0 {
+		return fmt.Errorf("%w: --grace %v: want a duration of 0 or more", errUsage, *grace)
+	}
 	st, err := sf.open(ctx, log, "gc", stderr)
 	if err != nil {
 		return err
@@ -37,11 +43,11 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	verb := "deleted"
+	keepVerb, dropVerb, verb := "kept", "dropped", "deleted"
 	if *dry {
-		verb = "would delete"
+		keepVerb, dropVerb, verb = "would keep", "would drop", "would delete"
 	}
-	fmt.Fprintf(stdout, "kept %d versions, dropped %d; %s %d objects (%d bytes); %d unreferenced objects younger than %v kept\n",
-		len(res.KeptVersions), len(res.DroppedVersions), verb, res.Deleted, res.DeletedBytes, res.Young, *grace)
+	fmt.Fprintf(stdout, "%s %d versions, %s %d; %s %d objects (%d bytes); %d unreferenced objects younger than %v kept\n",
+		keepVerb, len(res.KeptVersions), dropVerb, len(res.DroppedVersions), verb, res.Deleted, res.DeletedBytes, res.Young, *grace)
 	return nil
 }

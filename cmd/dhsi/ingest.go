@@ -52,6 +52,27 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return fmt.Errorf("%w: give --dataset NAME or --dataset-per-file, and at least one file", errUsage)
 	}
+	// every number in range before anything is read or written
+	for _, c := range []struct {
+		name     string
+		v, lo, hi int
+	}{
+		{"keep", *keep, 1, 1000}, {"zstd-level", *zstdLevel, 1, 22}, {"page-rows", *pageRows, 1, 1 << 20},
+		{"row-group-rows", *rowGroups, 1, 1 << 26}, {"prefix-width", *width, 0, 2},
+		{"postings-shards", *shards, 1, 4096}, {"memory-limit-mb", *memLimit, 0, 1 << 22},
+	} {
+		if c.v < c.lo || c.v > c.hi {
+			return fmt.Errorf("%w: --%s %d: want %d to %d", errUsage, c.name, c.v, c.lo, c.hi)
+		}
+	}
+	if *pageRows > *rowGroups {
+		return fmt.Errorf("%w: --page-rows %d is more than --row-group-rows %d", errUsage, *pageRows, *rowGroups)
+	}
+	if *workDir != "" {
+		if fi, err := os.Stat(*workDir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%w: --work-dir %s: not an existing directory (it is not created for you)", errUsage, *workDir)
+		}
+	}
 	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		// without a limit the heap grows to twice what is live before a
 		// collection: 2.1 GB peak for a 15M-URL build whose live set is

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dhsi/dhsi/internal/netwait"
 	"github.com/dhsi/dhsi/internal/testclients"
@@ -291,6 +293,29 @@ func TestSecurityBypassSuite(t *testing.T) {
 	}
 	if got := one[int64](t, rita, "SELECT count(*) FROM domain_datasets('shared.example')"); got != 2 {
 		t.Errorf("after ROLLBACK rita sees %d datasets of shared.example, want 2", got)
+	}
+
+	// a user's mistakes are 22023, on the native path and through DuckDB,
+	// and an error never echoes a megabyte of input (issue 18)
+	for _, q := range []string{
+		"SELECT * FROM domain_urls('shared.example', 1, -1, 10)",
+		"SELECT url FROM domain_urls('shared.example', 1, -1, 10) WHERE true",
+		"SELECT * FROM domain_urls('shared.example', 1, 0, 100000)",
+		"SELECT * FROM domain_datasets('not a domain')",
+		"SELECT * FROM domain_datasets('" + strings.Repeat("a", 1<<20) + ".example')",
+	} {
+		_, err := rita.Exec(ctx, q)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "22023" || len(pe.Message) > 1100 {
+			short := q
+			if len(short) > 80 {
+				short = short[:80] + "…"
+			}
+			t.Errorf("%s: %v, want 22023 and a message under 1100 bytes", short, err)
+		}
+	}
+	if strings.Contains(s.log.String(), "internal error") {
+		t.Errorf("a user's mistake was logged as an internal error:\n%s", s.log.String())
 	}
 }
 

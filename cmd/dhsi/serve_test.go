@@ -112,6 +112,13 @@ func TestUsageErrors(t *testing.T) {
 		{"a non-loopback address without users is refused", []string{"serve", "--listen", "0.0.0.0:0", "--store", "DIR"}, 1, "refusing to listen"},
 		{"a malformed --user exits 2", []string{"serve", "--user", "nopassword", "--store", "DIR"}, 2, "name:password"},
 		{"an unknown store scheme exits 2", []string{"serve", "--store", "gs://b/p"}, 2, "s3://bucket/prefix"},
+		{"ingest --keep -1", []string{"ingest", "--store", "DIR", "--dataset", "d", "--keep", "-1", "x.txt"}, 2, "--keep -1: want 1 to 1000"},
+		{"ingest --zstd-level 99", []string{"ingest", "--store", "DIR", "--dataset", "d", "--zstd-level", "99", "x.txt"}, 2, "--zstd-level 99"},
+		{"ingest --page-rows 0", []string{"ingest", "--store", "DIR", "--dataset", "d", "--page-rows", "0", "x.txt"}, 2, "--page-rows 0"},
+		{"ingest --postings-shards 100000", []string{"ingest", "--store", "DIR", "--dataset", "d", "--postings-shards", "100000", "x.txt"}, 2, "--postings-shards 100000"},
+		{"ingest --work-dir that does not exist", []string{"ingest", "--store", "DIR", "--dataset", "d", "--work-dir", "/nonexistent/dhsi", "x.txt"}, 2, "not an existing directory"},
+		{"gc --keep 0", []string{"gc", "--store", "DIR", "--keep", "0"}, 2, "--keep 0"},
+		{"serve --statement-timeout for admins", []string{"serve", "--store", "DIR", "--statement-timeout", "admin=1s"}, 2, "admins are not limited"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
