@@ -54,7 +54,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// every number in range before anything is read or written
 	for _, c := range []struct {
-		name     string
+		name      string
 		v, lo, hi int
 	}{
 		{"keep", *keep, 1, 1000}, {"zstd-level", *zstdLevel, 1, 22}, {"page-rows", *pageRows, 1, 1 << 20},
