@@ -167,7 +167,6 @@ func TestCancelAndTerminateBackend(t *testing.T) {
 // TestClientGoneStopsItsQuery: a client that disappears mid-query (kill -9
 // of psql) does not leave its statement running (issue 18).
 func TestClientGoneStopsItsQuery(t *testing.T) {
-	ctx := context.Background()
 	_, connect := activityServer(t)
 	root, bob := connect("root"), connect("bob")
 	startLong(bob)
@@ -176,20 +175,7 @@ func TestClientGoneStopsItsQuery(t *testing.T) {
 	if err := bob.PgConn().Conn().Close(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var n int64
-		if err := root.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", victim).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the session of a client that went away was still there after 5s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitCount(t, root, 0, 5*time.Second, "the session of a client that went away", "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", victim)
 }
 
 // TestShutdownLetsRunningStatementsFinish: SIGTERM's path. A running
@@ -206,20 +192,7 @@ func TestShutdownLetsRunningStatementsFinish(t *testing.T) {
 		var n int64
 		done <- bob.QueryRow(ctx, secondOrSo).Scan(&n)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int64
-		if err := root.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE usename = 'bob' AND state = 'active'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("bob's query never showed as active")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitCount(t, root, 1, 10*time.Second, "bob's active query", "SELECT count(*) FROM pg_stat_activity WHERE usename = 'bob' AND state = 'active'")
 	shut := make(chan error, 1)
 	go func() {
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -296,5 +269,24 @@ func TestRoleLimits(t *testing.T) {
 	var n int64
 	if err := root.QueryRow(ctx, "SELECT count(*) FROM range(100000000) t(i) WHERE i % 7 = 3").Scan(&n); err != nil {
 		t.Errorf("an admin's query: %v", err)
+	}
+}
+
+// waitCount polls query on c until it counts want, or fails after within.
+func waitCount(t *testing.T, c *pgx.Conn, want int64, within time.Duration, what, query string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var n int64
+		if err := c.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: counted %d after %v, want %d", what, n, within, want)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -169,20 +169,15 @@ func (s *session) authorizeKind(ctx context.Context, toks []pgsql.Token) error {
 		return nil // (SELECT ...) UNION ...
 	case first == "WITH":
 		// WITH ... INSERT/UPDATE/DELETE: the statement after the CTEs decides
-		depth := 0
-		for i, t := range toks {
-			switch t.Text {
-			case "(":
-				depth++
-			case ")":
-				depth--
+		dml := pgsql.FirstTopLevel(toks, func(i int, t pgsql.Token) bool {
+			switch t.Upper() {
+			case "INSERT", "UPDATE", "DELETE", "MERGE":
+				return i > 0
 			}
-			if depth == 0 && i > 0 {
-				switch t.Upper() {
-				case "INSERT", "UPDATE", "DELETE", "MERGE":
-					return s.authorizeKind(ctx, toks[i:])
-				}
-			}
+			return false
+		})
+		if dml > 0 {
+			return s.authorizeKind(ctx, toks[dml:])
 		}
 		return nil
 	case queryKeywords[first]:

@@ -34,20 +34,7 @@ type copyOptions struct {
 // [[WITH] (options) | legacy options] and turns it into a query.
 func classifyCopy(c classified, st pgsql.Statement) classified {
 	toks := c.toks
-	to := -1
-	depth := 0
-	for i, t := range toks {
-		switch t.Text {
-		case "(":
-			depth++
-		case ")":
-			depth--
-		}
-		if depth == 0 && (t.Is("TO") || t.Is("FROM")) {
-			to = i
-			break
-		}
-	}
+	to := pgsql.FirstTopLevel(toks, func(_ int, t pgsql.Token) bool { return t.Is("TO") || t.Is("FROM") })
 	if to < 0 || to+1 >= len(toks) {
 		return c // COPY t TO 'file' and friends: DuckDB's own COPY
 	}

@@ -118,6 +118,7 @@ func TestUsageErrors(t *testing.T) {
 		{"ingest --postings-shards 100000", []string{"ingest", "--store", "DIR", "--dataset", "d", "--postings-shards", "100000", "x.txt"}, 2, "--postings-shards 100000"},
 		{"ingest --work-dir that does not exist", []string{"ingest", "--store", "DIR", "--dataset", "d", "--work-dir", "/nonexistent/dhsi", "x.txt"}, 2, "not an existing directory"},
 		{"gc --keep 0", []string{"gc", "--store", "DIR", "--keep", "0"}, 2, "--keep 0"},
+		{"the JSON API on a non-loopback address without users is refused", []string{"serve", "--store", "DIR", "--http", "0.0.0.0:0"}, 1, "refusing to serve the JSON API"},
 		{"serve --statement-timeout for admins", []string{"serve", "--store", "DIR", "--statement-timeout", "admin=1s"}, 2, "admins are not limited"},
 	}
 	for _, c := range cases {

@@ -799,3 +799,21 @@ func FromClauses(toks []Token) []bool { return fromClauses(toks) }
 // MatchingParen returns the index of the ")" closing the "(" at toks[open],
 // or -1.
 func MatchingParen(toks []Token, open int) int { return matchingParen(toks, open) }
+
+// FirstTopLevel returns the index of the first token at parenthesis depth 0
+// for which match is true, or -1.
+func FirstTopLevel(toks []Token, match func(i int, t Token) bool) int {
+	depth := 0
+	for i, t := range toks {
+		switch t.Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		}
+		if depth == 0 && match(i, t) {
+			return i
+		}
+	}
+	return -1
+}
