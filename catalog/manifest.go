@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dhsi/dhsi/store"
@@ -27,6 +29,9 @@ import (
 //	    current version (Publish never retries blindly).
 //	M4. Readers pin one Version for a whole query; a flip mid-query is seen
 //	    by the next query only.
+//	M7. Version sequence numbers grow strictly for the life of a store: the
+//	    next is one more than last_sequence and than every listed version,
+//	    and Publish records it (NextSequence), so gc cannot lower it.
 const ManifestKey = "index/manifest.json"
 
 // ManifestFormat and ManifestFormatVersion identify the manifest layout.
@@ -46,6 +51,11 @@ type Manifest struct {
 	FormatVersion  int       `json:"format_version"`
 	CurrentVersion string    `json:"current_version"`
 	Versions       []Version `json:"versions"` // oldest first; the last is current
+	// LastSequence is the highest version sequence number ever published
+	// in this store (M7): the next version is LastSequence+1 whatever gc
+	// removed. Absent in manifests written before it; NextSequence then
+	// falls back to the listed versions.
+	LastSequence int `json:"last_sequence,omitempty"`
 
 	etag store.ETag
 }
@@ -140,9 +150,36 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// NewVersionName returns a fresh, sortable, unique version name.
+// NewVersionName returns a fresh, sortable, unique version name; seq comes
+// from NextSequence.
 func NewVersionName(now time.Time, seq int) string {
 	return fmt.Sprintf("v%06d-%s", seq, now.UTC().Format("20060102T150405.000Z"))
+}
+
+// NextSequence is the sequence number of the next version built on m (M7):
+// one more than any version this store ever published, so version names
+// grow strictly for the life of the store, whatever gc removed.
+func (m *Manifest) NextSequence() int {
+	last := m.LastSequence
+	for _, v := range m.Versions {
+		if n := versionSequence(v.Version); n > last {
+			last = n
+		}
+	}
+	return last + 1
+}
+
+// versionSequence reads the sequence number of a name "v000012-...", or 0.
+func versionSequence(name string) int {
+	digits, _, ok := strings.Cut(strings.TrimPrefix(name, "v"), "-")
+	if !ok || !strings.HasPrefix(name, "v") {
+		return 0
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // Publish makes v the current version (M3). The caller has written every
@@ -154,6 +191,10 @@ func Publish(ctx context.Context, st store.Store, base *Manifest, v Version, kee
 	}
 	next := &Manifest{Format: ManifestFormat, FormatVersion: ManifestFormatVersion, CurrentVersion: v.Version}
 	next.Versions = append(append([]Version(nil), base.Versions...), v)
+	next.LastSequence = base.NextSequence() - 1 // M7: remembered past gc
+	if n := versionSequence(v.Version); n > next.LastSequence {
+		next.LastSequence = n
+	}
 	if keep > 0 && len(next.Versions) > keep {
 		next.Versions = next.Versions[len(next.Versions)-keep:]
 	}

@@ -177,7 +177,7 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 	if cur, ok := base.Current(); ok && cur.PSLVersion != "" && cur.PSLVersion != o.Normalizer.ListVersion() {
 		o.Log.Warn("public suffix list differs from the index's", "index", cur.PSLVersion, "now", o.Normalizer.ListVersion())
 	}
-	version := catalog.NewVersionName(time.Now(), len(base.Versions)+1)
+	version := catalog.NewVersionName(time.Now(), base.NextSequence())
 	o.domains = &interner{}
 	datasets := prev.datasets
 	sums := make([]Summary, len(batches))
@@ -252,7 +252,7 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 				return sums, fmt.Errorf("dataset %q got id %d in a concurrent ingest, but its Parquet was written under id %d; run the ingest again", p.batch.Dataset, id, p.id)
 			}
 		}
-		version = catalog.NewVersionName(time.Now(), len(base.Versions)+1)
+		version = catalog.NewVersionName(time.Now(), base.NextSequence())
 	}
 }
 

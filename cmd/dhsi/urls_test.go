@@ -13,6 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/store/localfs"
 )
 
 // TestIngestWhileServing: an ingest beside a running server is picked up
@@ -199,5 +202,41 @@ func TestURLsViewOnOlderStore(t *testing.T) {
 	}
 	if want := one[int64](t, c, fmt.Sprintf("SELECT sum(url_count)::BIGINT FROM domain_datasets('%s')", domain)); n != want || n == 0 {
 		t.Fatalf("urls view counts %d URLs of %s, domain_datasets %d", n, domain, want)
+	}
+}
+
+// TestVersionNamesGrowPastGC: version names grow strictly for the life of
+// a store, whatever gc removed (manifest M7; issue 17 §5).
+func TestVersionNamesGrowPastGC(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := localfs.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := 0; i < 6; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("l%d.txt", i))
+		if err := os.WriteFile(f, []byte(fmt.Sprintf("https://v%d.example/\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code := run(ctx, []string{"ingest", "--store", filepath.Join(dir, "store"), "--dataset", "d", "--keep", "2", f}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("ingest %d: exit %d", i, code)
+		}
+		m, err := catalog.ReadManifest(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, m.CurrentVersion)
+		if i == 2 {
+			if code := run(ctx, []string{"gc", "--store", filepath.Join(dir, "store"), "--keep", "1", "--grace", "0s"}, io.Discard, io.Discard); code != 0 {
+				t.Fatalf("gc: exit %d", code)
+			}
+		}
+	}
+	for i := 1; i < len(names); i++ {
+		if names[i] <= names[i-1] {
+			t.Fatalf("version %d %q does not sort after version %d %q (all: %v)", i, names[i], i-1, names[i-1], names)
+		}
 	}
 }
