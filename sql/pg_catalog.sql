@@ -354,10 +354,16 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_database AS
   FROM duckdb_databases() d WHERE d.database_name = current_database()
 ;
 CREATE OR REPLACE VIEW dhsi_sys.pg.pg_roles AS
-  SELECT 10::BIGINT AS oid, 'dhsi' AS rolname, true AS rolsuper, true AS rolinherit,
-         true AS rolcreaterole, true AS rolcreatedb, true AS rolcanlogin, false AS rolreplication,
+  SELECT m_r.oid, m_r.rolname, m_r.rolsuper, true AS rolinherit,
+         m_r.rolsuper AS rolcreaterole, m_r.rolsuper AS rolcreatedb, m_r.rolcanlogin, false AS rolreplication,
          -1 AS rolconnlimit, '********' AS rolpassword, NULL::TIMESTAMP AS rolvaliduntil,
          false AS rolbypassrls, NULL::VARCHAR[] AS rolconfig
+  FROM dhsi_roles() m_r
+;
+CREATE OR REPLACE VIEW dhsi_sys.pg.pg_auth_members AS
+  SELECT (m_r.oid * 100000 + m_r.member_of)::BIGINT AS oid, m_r.member_of AS roleid, m_r.oid AS member,
+         10::BIGINT AS grantor, false AS admin_option, true AS inherit_option, true AS set_option
+  FROM dhsi_roles() m_r WHERE m_r.member_of IS NOT NULL
 ;
 CREATE OR REPLACE VIEW dhsi_sys.pg.pg_authid AS SELECT * FROM dhsi_sys.pg.pg_roles
 ;

@@ -189,6 +189,37 @@ func (e *Engine) registerActivity(ctx context.Context, conn *sql.Conn) error {
 	if err := duckdb.RegisterTableUDF(conn, "dhsi_sessions", sessions); err != nil {
 		return err
 	}
+	// dhsi_roles(): pg_roles and pg_auth_members (psql's \du): the roles as
+	// NOLOGIN roles, each user as a login role that is a member of its role
+	bigint := t(duckdb.TYPE_BIGINT)
+	roleCols := []duckdb.ColumnInfo{{Name: "oid", T: bigint}, {Name: "rolname", T: varchar}, {Name: "rolsuper", T: boolean},
+		{Name: "rolcanlogin", T: boolean}, {Name: "member_of", T: bigint}}
+	roles := duckdb.RowTableFunction{
+		BindArguments: func(named map[string]any, args ...any) (duckdb.RowTableSource, error) {
+			var rows [][]any
+			srv := e.server.Load()
+			var list []User
+			if srv != nil {
+				list = srv.users.Load().List()
+			}
+			if len(list) == 0 {
+				rows = append(rows, []any{int64(10), "dhsi", true, true, nil}) // trust: everyone is this admin
+			} else {
+				roleOID := map[access.Role]int64{}
+				for i, r := range access.Roles {
+					roleOID[r] = int64(16384 + i)
+					rows = append(rows, []any{roleOID[r], r.String(), r == access.Admin, false, nil})
+				}
+				for i, u := range list {
+					rows = append(rows, []any{int64(16400 + i), u.Name, u.Role == access.Admin, true, roleOID[u.Role]})
+				}
+			}
+			return &fixedRows{cols: roleCols, rows: rows}, nil
+		},
+	}
+	if err := duckdb.RegisterTableUDF(conn, "dhsi_roles", roles); err != nil {
+		return err
+	}
 	for _, fn := range []struct {
 		name      string
 		terminate bool
@@ -278,4 +309,30 @@ func (f *signalFunc) Executor() duckdb.ScalarFuncExecutor {
 			return srv.signal(access.FromContext(ctx), uint32(pid), f.terminate)
 		},
 	}
+}
+
+// fixedRows is a table function's rows computed at bind.
+type fixedRows struct {
+	cols []duckdb.ColumnInfo
+	rows [][]any
+	next int
+}
+
+func (r *fixedRows) ColumnInfos() []duckdb.ColumnInfo     { return r.cols }
+func (r *fixedRows) Cardinality() *duckdb.CardinalityInfo { return nil }
+func (r *fixedRows) Init()                                { r.next = 0 }
+func (r *fixedRows) FillRow(row duckdb.Row) (bool, error) {
+	if r.next >= len(r.rows) {
+		return false, nil
+	}
+	for i, v := range r.rows[r.next] {
+		if v == nil {
+			continue
+		}
+		if err := duckdb.SetRowValue(row, i, v); err != nil {
+			return false, err
+		}
+	}
+	r.next++
+	return true, nil
 }

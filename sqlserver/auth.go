@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,4 +323,17 @@ func (u *Users) authenticate(be *pgproto3.Backend, user string) error {
 
 func equalSecret(a, b uint32) bool {
 	return subtle.ConstantTimeEq(int32(a), int32(b)) == 1
+}
+
+// List returns the users and their roles, by name.
+func (u *Users) List() []User {
+	if u == nil {
+		return nil
+	}
+	out := make([]User, 0, len(u.roles))
+	for name, r := range u.roles {
+		out = append(out, User{Name: name, Role: r})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

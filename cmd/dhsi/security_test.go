@@ -268,6 +268,11 @@ func TestSecurityBypassSuite(t *testing.T) {
 		t.Errorf("after the suite the admin sees %d datasets, want 3", got)
 	}
 
+	// psql's \du lists the users with their roles
+	if out, state, stderr := s.psqlAs(t, "rita", "\\du\n", nil); state != "" || !strings.Contains(out, "rita||{reader}") || !strings.Contains(out, "alice|Superuser") {
+		t.Errorf("\\du as rita: %q %s %s", out, state, stderr)
+	}
+
 	// a refusal leaves the session usable; inside a transaction it fails
 	// the transaction, as any error does in PostgreSQL
 	ctx := context.Background()
