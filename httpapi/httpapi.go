@@ -2,6 +2,8 @@
 //
 //	GET /v1/domain/{domain}
 //	GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=0&limit=1000
+//	GET /healthz   (alive; no credentials)
+//	GET /readyz    (index loaded and store reachable, else 503; no credentials)
 //
 // Every response is JSON, including errors ({"error": "..."}, with 400 for a
 // malformed request and 404 for what the index does not hold). Each request
@@ -35,6 +37,9 @@ type Config struct {
 	// Authenticate checks HTTP Basic credentials; nil means no users are
 	// configured and every request runs as an admin (loopback only).
 	Authenticate func(user, password string) (access.Principal, bool)
+	// Ready reports whether the server can answer: its index loaded, its
+	// store reachable (GET /readyz); nil means always ready.
+	Ready func(ctx context.Context) error
 	// Visible returns the dataset-id test for the principal ctx carries
 	// (nil test: every dataset); nil means no grants are enforced.
 	Visible func(ctx context.Context, snap *catalog.Snapshot) func(id uint32) bool
@@ -55,7 +60,29 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: use GET /v1/domain/{domain} or GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=&limit=")
 	})
-	return a.authenticated(mux)
+	// health checks answer without credentials (load balancers, Kubernetes
+	// probes) and say nothing about the index's content
+	outer := http.NewServeMux()
+	outer.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	outer.HandleFunc("GET /readyz", a.ready)
+	outer.Handle("/", a.authenticated(mux))
+	return outer
+}
+
+// ready answers 200 when the index is loaded and the store answers, 503
+// with the reason otherwise.
+func (a *api) ready(w http.ResponseWriter, r *http.Request) {
+	if a.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := a.cfg.Ready(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": redact.Error(err)})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "version": a.cfg.Snapshot().Version.Version})
 }
 
 // authenticated runs every request as its user (access A1).

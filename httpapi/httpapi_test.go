@@ -3,11 +3,13 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/httpapi"
 	"github.com/dhsi/dhsi/ingest"
@@ -85,3 +87,40 @@ func TestAPI(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestHealthAndReadiness: /healthz and /readyz answer without credentials,
+// /readyz with 503 and the reason when the server cannot answer.
+func TestHealthAndReadiness(t *testing.T) {
+	ctx := context.Background()
+	st, _ := localfs.Open(t.TempDir())
+	x, err := catalog.OpenURLIndex(ctx, st, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notReady error
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Snapshot: x.Current,
+		Authenticate: func(user, password string) (access.Principal, bool) { return access.Principal{}, false },
+		Ready:        func(context.Context) error { return notReady }}))
+	defer srv.Close()
+	status := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("/healthz"); got != http.StatusOK {
+		t.Errorf("/healthz: %d", got)
+	}
+	if got := status("/readyz"); got != http.StatusOK {
+		t.Errorf("/readyz: %d", got)
+	}
+	notReady = errors.New("store unreachable")
+	if got := status("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with the store down: %d, want 503", got)
+	}
+	if got := status("/v1/domain/example.com"); got != http.StatusUnauthorized {
+		t.Errorf("the API without credentials: %d, want 401", got)
+	}
+}

@@ -257,7 +257,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return fmt.Errorf("--http: %w", err)
 		}
-		api := httpapi.Config{Snapshot: urls.x.Current, Domain: urls.domainNote, Log: log, Visible: urlFuncs.VisibleDatasetIDs}
+		api := httpapi.Config{Snapshot: urls.x.Current, Domain: urls.domainNote, Log: log, Visible: urlFuncs.VisibleDatasetIDs,
+			Ready: func(ctx context.Context) error {
+				// the store answers: a listing of one key's prefix (a missing
+				// manifest is a new store, which is ready too)
+				if _, err := st.Head(ctx, catalog.ManifestKey); err != nil && !errors.Is(err, store.ErrNotFound) {
+					return fmt.Errorf("store %s: %w", st.String(), err)
+				}
+				return nil
+			}}
 		if len(userList) > 0 {
 			api.Authenticate = srv.CheckPassword
 		}
