@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -24,6 +25,17 @@ type Table struct {
 }
 
 // ParseTable reads a USV file whose first record is the header.
+//
+// It reads both forms writers use (docs/format/usv.md): the separated form
+// DHSI has written (a␟b␞c␟d␞) and the specification's terminated form, in
+// which every unit ends with ␟ (a␟b␟␞c␟d␟␞), record by record, so a file may
+// mix them. A record whose text ends with ␟ before its ␞ has two readings:
+// its units as separated (the last one empty) or as terminated (one fewer).
+// The header decides its own: field names are never empty, so only the
+// terminated reading of a terminated header is valid. Every other record
+// must have as many units as the header, and its two readings differ by one
+// unit, so at most one fits: the file is never ambiguous, and a record that
+// neither reading fits is an error naming both counts, never a guess.
 func ParseTable(b []byte) (Table, error) {
 	recs, err := usv.NewReader(bytes.NewReader(b)).ReadAll()
 	if err != nil {
@@ -32,7 +44,11 @@ func ParseTable(b []byte) (Table, error) {
 	if len(recs) == 0 {
 		return Table{}, fmt.Errorf("empty file: no header record")
 	}
-	t := Table{Header: recs[0], Rows: recs[1:]}
+	header := recs[0]
+	if term, ok := terminatedReading(header); ok {
+		header = term // the separated reading names an empty field
+	}
+	t := Table{Header: header, Rows: make([][]string, 0, len(recs)-1)}
 	seen := map[string]bool{}
 	for _, h := range t.Header {
 		if h == "" {
@@ -43,12 +59,33 @@ func ParseTable(b []byte) (Table, error) {
 		}
 		seen[h] = true
 	}
-	for i, r := range t.Rows {
-		if len(r) != len(t.Header) {
-			return Table{}, fmt.Errorf("record %d has %d units, header has %d", i+2, len(r), len(t.Header))
+	var problems []string
+	for i, r := range recs[1:] {
+		switch term, ok := terminatedReading(r); {
+		case len(r) == len(t.Header):
+			t.Rows = append(t.Rows, r)
+		case ok && len(term) == len(t.Header):
+			t.Rows = append(t.Rows, term)
+		case ok:
+			problems = append(problems, fmt.Sprintf("record %d has %d units (%d if its last ␟ ends a unit), header has %d", i+2, len(r), len(term), len(t.Header)))
+		default:
+			problems = append(problems, fmt.Sprintf("record %d has %d units, header has %d", i+2, len(r), len(t.Header)))
 		}
 	}
+	if len(problems) > 0 {
+		return Table{}, errors.New(strings.Join(problems, "; "))
+	}
 	return t, nil
+}
+
+// terminatedReading is a record's reading in the terminated form: when its
+// text ended with ␟ before ␞ (the reader returned a last, empty unit), the
+// units without that empty one.
+func terminatedReading(units []string) ([]string, bool) {
+	if len(units) > 1 && units[len(units)-1] == "" {
+		return units[:len(units)-1], true
+	}
+	return nil, false
 }
 
 // Encode writes the table as canonical USV.

@@ -73,3 +73,47 @@ func TestTableRoundTrip(t *testing.T) {
 		t.Fatal("a header naming a field twice must be refused")
 	}
 }
+
+// TestParseTableReadsBothUSVForms: the USV specification's terminated form
+// (every unit ends with ␟), DHSI's separated form, and files that mix them,
+// with the specification's own examples; a record no reading fits is an
+// error naming it (issue 15 §1).
+func TestParseTableReadsBothUSVForms(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		header   []string
+		rows     [][]string
+		err      string
+	}{
+		{"the specification's terminated records", "a␟b␟␞c␟d␟␞", []string{"a", "b"}, [][]string{{"c", "d"}}, ""},
+		{"the specification's hello world, one record", "hello␟world␟", []string{"hello", "world"}, [][]string{}, ""},
+		{"the separated form DHSI wrote", "a␟b␞c␟d", []string{"a", "b"}, [][]string{{"c", "d"}}, ""},
+		{"the specification's records ended by ␞", "hello␟world␞goodnight␟moon␞", []string{"hello", "world"}, [][]string{{"goodnight", "moon"}}, ""},
+		{"a worker's header, terminated, with line layout", "domain␟company_name␟scraper_version␟updated_at␟␞\nexample.com␟Acme␟3␟2024-05-01T10:00:00Z␟␞\n",
+			[]string{"domain", "company_name", "scraper_version", "updated_at"}, [][]string{{"example.com", "Acme", "3", "2024-05-01T10:00:00Z"}}, ""},
+		{"a mixed file", "a␟b␟␞c␟d␞e␟f␟␞", []string{"a", "b"}, [][]string{{"c", "d"}, {"e", "f"}}, ""},
+		{"an empty last unit in the separated form", "a␟b␞c␟␞", []string{"a", "b"}, [][]string{{"c", ""}}, ""},
+		{"an empty last unit in the terminated form", "a␟b␟␞c␟␟␞", []string{"a", "b"}, [][]string{{"c", ""}}, ""},
+		{"group and file markers end records", "a␟b␞c␟d␝e␟f␞g␟h␜i␟j", []string{"a", "b"}, [][]string{{"c", "d"}, {"e", "f"}, {"g", "h"}, {"i", "j"}}, ""},
+		{"the escape makes a separator data", "a␟b␟␞c␛␟x␟d␟␞", []string{"a", "b"}, [][]string{{"c␟x", "d"}}, ""},
+		{"a record no reading fits", "a␟b␟␞c␟d␟e␟␞", nil, nil, "record 2 has 4 units (3 if its last ␟ ends a unit), header has 2"},
+		{"every bad record is named", "a␟b␞c␞d␟e␟f␞", nil, nil, "record 2 has 1 units, header has 2; record 3 has 3 units, header has 2"},
+		{"an empty field name inside the header", "a␟␟b␞", nil, nil, "header has an empty field name"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseTable([]byte(c.in))
+			if c.err != "" {
+				if err == nil || err.Error() != c.err {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Header, c.header) || !reflect.DeepEqual(got.Rows, c.rows) {
+				t.Fatalf("got %q %q, want %q %q", got.Header, got.Rows, c.header, c.rows)
+			}
+		})
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dhsi/dhsi/shard"
+	"github.com/dhsi/dhsi/store"
+	"github.com/dhsi/dhsi/store/localfs"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -223,4 +225,41 @@ func TestDomainRecordsThroughSQL(t *testing.T) {
 			t.Fatal("session unusable after errors")
 		}
 	})
+}
+
+// TestSpecificationUSVFromAWorker: an inbox object in the USV
+// specification's terminated form, put raw into the store as a worker would,
+// is served, compacted into its shard and served from there (issue 15 §1:
+// such objects were all rejected with "header has an empty field name").
+func TestSpecificationUSVFromAWorker(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := "domain␟company_name␟scraper_version␟updated_at␟␞\nworker.example␟Worker Inc␟7␟2024-06-01T00:00:00Z␟␞\n"
+	if _, err := st.Put(ctx, "indexes/domains/worker.example.usv", strings.NewReader(obj), store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "200ms"))
+	check := func(where string) {
+		t.Helper()
+		var name string
+		var ver int64
+		if err := c.QueryRow(ctx, "SELECT company_name, scraper_version FROM domains WHERE domain = 'worker.example'").Scan(&name, &ver); err != nil || name != "Worker Inc" || ver != 7 {
+			t.Fatalf("%s: %q %d %v", where, name, ver, err)
+		}
+		if n := one[int64](t, c, "SELECT count(*) FROM domain_errors"); n != 0 {
+			t.Fatalf("%s: %d domain_errors", where, n)
+		}
+	}
+	check("from the inbox")
+	if _, err := c.Exec(ctx, "CALL compact_all()"); err != nil {
+		t.Fatal(err)
+	}
+	if n := one[int64](t, c, "SELECT count(*) FROM domains_inbox"); n != 0 {
+		t.Fatalf("after compact_all the inbox still has %d records", n)
+	}
+	check("from its shard")
 }

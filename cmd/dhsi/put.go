@@ -18,7 +18,6 @@ import (
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/internal/parallel"
-	"github.com/dhsi/dhsi/usv"
 )
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -136,14 +135,14 @@ func readRecordsFile(path string) (compiler.Table, error) {
 	var t compiler.Table
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".usv", "":
-		recs, err := usv.NewReader(r).ReadAll()
+		// both USV forms, as the compiler reads inbox objects
+		b, err := io.ReadAll(r)
 		if err != nil {
 			return t, err
 		}
-		if len(recs) == 0 {
-			return t, fmt.Errorf("no header record")
+		if t, err = compiler.ParseTable(b); err != nil {
+			return t, err
 		}
-		t = compiler.Table{Header: recs[0], Rows: recs[1:]}
 	case ".csv", ".tsv":
 		cr := csv.NewReader(r)
 		if ext == ".tsv" {
