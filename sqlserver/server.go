@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -32,6 +34,10 @@ type Config struct {
 	// session is an admin, which is allowed only on a loopback address (like
 	// PostgreSQL's local trust).
 	Users []User
+	// UnixSocketDir, when set, also listens on the unix-domain socket
+	// <dir>/.s.PGSQL.<port>, PostgreSQL's name for it, so "psql -p 5433"
+	// connects as it does to PostgreSQL. A connection over it is local.
+	UnixSocketDir string
 	// TLSCert and TLSKey enable TLS (sslmode=require and stronger).
 	TLSCert, TLSKey string
 	// MaxConnections bounds concurrent sessions (default 100).
@@ -110,6 +116,7 @@ type Server struct {
 	mu       sync.Mutex
 	draining bool // Shutdown began: no new statement starts; protected by mu
 	ln       net.Listener
+	unixLn   net.Listener        // Config.UnixSocketDir's socket, if any
 	sessions map[uint32]*session // by backend pid; protected by mu
 	conns    map[net.Conn]struct{}
 	closed   bool
@@ -154,10 +161,53 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return err
 	}
+	var unixLn net.Listener
+	if s.cfg.UnixSocketDir != "" {
+		path := filepath.Join(s.cfg.UnixSocketDir, fmt.Sprintf(".s.PGSQL.%d", ln.Addr().(*net.TCPAddr).Port))
+		if unixLn, err = listenUnix(path); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	s.mu.Lock()
-	s.ln = ln
+	s.ln, s.unixLn = ln, unixLn
 	s.mu.Unlock()
 	return nil
+}
+
+// listenUnix listens on a PostgreSQL-style socket path, replacing a stale
+// socket file but never one a live server answers on.
+func listenUnix(path string) (net.Listener, error) {
+	if _, err := os.Stat(path); err == nil {
+		if c, derr := net.DialTimeout("unix", path, time.Second); derr == nil {
+			c.Close()
+			return nil, fmt.Errorf("another server already listens on %s", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove the stale socket %s: %w", path, err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("unix socket: %w", err)
+	}
+	// as PostgreSQL's default unix_socket_permissions: authentication, not
+	// the file mode, decides who gets in
+	if err := os.Chmod(path, 0o777); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// SocketPath is the unix-domain socket's path, or "".
+func (s *Server) SocketPath() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unixLn == nil {
+		return ""
+	}
+	return s.unixLn.Addr().String()
 }
 
 // Addr is the bound address.
@@ -177,9 +227,24 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-	s.log.Info("listening", "addr", s.Addr().String(), "auth", s.authMode(), "tls", s.tls != nil)
+	s.log.Info("listening", "addr", s.Addr().String(), "socket", s.SocketPath(), "auth", s.authMode(), "tls", s.tls != nil)
+	s.mu.Lock()
+	unixLn := s.unixLn
+	s.mu.Unlock()
+	if unixLn != nil {
+		go func() {
+			if err := s.accept(ctx, unixLn); err != nil {
+				s.log.Error("unix socket", "err", err)
+			}
+		}()
+	}
+	return s.accept(ctx, s.ln)
+}
+
+// accept serves the connections of one listener until Close.
+func (s *Server) accept(ctx context.Context, ln net.Listener) error {
 	for {
-		conn, err := s.ln.Accept()
+		conn, err := ln.Accept()
 		if err != nil {
 			s.mu.Lock()
 			closed := s.closed
@@ -239,6 +304,9 @@ func (s *Server) Close() error {
 	s.closed = true
 	if s.ln != nil {
 		s.ln.Close()
+	}
+	if s.unixLn != nil {
+		s.unixLn.Close()
 	}
 	for _, sess := range s.sessions {
 		sess.cancelRunning()
@@ -486,6 +554,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closed = true
 	if s.ln != nil {
 		s.ln.Close()
+	}
+	if s.unixLn != nil {
+		s.unixLn.Close()
 	}
 	sessions := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {

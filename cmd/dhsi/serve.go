@@ -50,6 +50,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		threads         = fs.Int("duckdb-threads", 0, "DuckDB worker threads (default: one per core)")
 		tempDir         = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/duckdb.tmp)")
 		usersFile       = fs.String("users-file", "", "file of name:password[:role] lines (role admin, writer or reader; default reader; the password may be a SCRAM-SHA-256 verifier, see 'dhsi passwd'); enables SCRAM-SHA-256 authentication, the DuckDB sandbox and dataset grants")
+		unixDir         = fs.String("unix-socket-dir", defaultSocketDir(), "also listen on the unix-domain socket DIR/.s.PGSQL.<port>, as PostgreSQL does, so psql -p <port> connects without -h; empty: no socket (the default is /var/run/postgresql where it exists)")
 		ingestDir       = fs.String("ingest-dir", "", "a directory whose files writers may CALL ingest (admins may ingest any file the server can read; without it writers ingest none)")
 		tlsCert         = fs.String("tls-cert", "", "TLS certificate (PEM) for sslmode=require and stronger")
 		tlsKey          = fs.String("tls-key", "", "TLS private key (PEM)")
@@ -143,7 +144,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
-		Server: sqlserver.Config{Listen: *listen, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions, NativeFunctions: native,
+		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions, NativeFunctions: native,
 			Procedures:      udf.ProcedureRoles,
 			RoleLimits:      limits,
 			ReaderFunctions: udf.ReaderTableFunctions,
@@ -242,6 +243,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer engine.Close()
 	log.Info("dhsi serving", "store", st.String(), "postgres", srv.Addr().String(), "duckdb", filepath.Join(cache, "dhsi.duckdb"))
 	fmt.Fprintf(stdout, "dhsi %s: serving %s\n  psql -h %s -p %s\n", version, st.String(), hostOf(srv.Addr().String()), portOf(srv.Addr().String()))
+	if sock := srv.SocketPath(); sock != "" {
+		if filepath.Dir(sock) == "/var/run/postgresql" {
+			fmt.Fprintf(stdout, "  psql -p %s\n", portOf(srv.Addr().String()))
+		} else {
+			fmt.Fprintf(stdout, "  psql -h %s -p %s\n", filepath.Dir(sock), portOf(srv.Addr().String()))
+		}
+	}
 
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ctx) }()
@@ -504,4 +512,14 @@ func parseRoleLimits(timeouts, queries []string) (map[access.Role]sqlserver.Role
 		out[role] = l
 	}
 	return out, nil
+}
+
+// defaultSocketDir is PostgreSQL's socket directory on Debian and most
+// Linux distributions when it exists here (psql looks there), else none.
+func defaultSocketDir() string {
+	const dir = "/var/run/postgresql"
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir
+	}
+	return ""
 }
