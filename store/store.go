@@ -188,6 +188,14 @@ func (r ctxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
+// TempSweeper is implemented by stores that stage writes in files of their
+// own (the local-directory store's .dhsi-tmp/put-*): a process killed
+// mid-put leaves one behind, which SweepTemp removes once it is older than
+// cutoff (dhsi gc). dryRun counts without removing.
+type TempSweeper interface {
+	SweepTemp(cutoff time.Time, dryRun bool) (files int, bytes int64, err error)
+}
+
 // AtomicDeleter is implemented by stores whose Delete with Cond{IfMatch} is
 // atomic with a concurrent Put of the same key (the local-directory store:
 // one flock covers both). Callers may then skip fencing a delete with a

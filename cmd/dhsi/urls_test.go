@@ -240,3 +240,57 @@ func TestVersionNamesGrowPastGC(t *testing.T) {
 		}
 	}
 }
+
+// TestGCRemovesWhatCrashesLeave: staged puts and ingest scratch directories
+// older than the grace period go; younger ones stay (issue 18 §4).
+func TestGCRemovesWhatCrashesLeave(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	if _, err := localfs.Open(filepath.Join(dir, "store")); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	stalePut := filepath.Join(dir, "store", ".dhsi-tmp", "put-123")
+	freshPut := filepath.Join(dir, "store", ".dhsi-tmp", "put-456")
+	staleScratch := filepath.Join(tmp, "dhsi-ingest-1")
+	freshScratch := filepath.Join(tmp, "dhsi-ingest-2")
+	for _, d := range []string{staleScratch, freshScratch} {
+		if err := os.MkdirAll(filepath.Join(d, "batch-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "batch-1", "part.parquet"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{stalePut, freshPut} {
+		if err := os.WriteFile(f, []byte("half a put"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{stalePut, staleScratch, filepath.Join(staleScratch, "batch-1"), filepath.Join(staleScratch, "batch-1", "part.parquet")} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	if code := run(ctx, []string{"gc", "--store", filepath.Join(dir, "store"), "--dry-run"}, &out, io.Discard); code != 0 {
+		t.Fatalf("gc --dry-run: exit %d", code)
+	}
+	if !strings.Contains(out.String(), "would delete 1 staged puts") || !strings.Contains(out.String(), "would delete 1 ingest scratch") {
+		t.Errorf("gc --dry-run says %q", out.String())
+	}
+	if _, err := os.Stat(stalePut); err != nil {
+		t.Error("gc --dry-run removed a staged put")
+	}
+	out.Reset()
+	if code := run(ctx, []string{"gc", "--store", filepath.Join(dir, "store")}, &out, io.Discard); code != 0 {
+		t.Fatalf("gc: exit %d", code)
+	}
+	for p, want := range map[string]bool{stalePut: false, freshPut: true, staleScratch: false, freshScratch: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("after gc, %s exists = %v, want %v (gc said %q)", p, err == nil, want, out.String())
+		}
+	}
+}

@@ -693,3 +693,32 @@ func samePath(f *os.File, path string) (bool, error) {
 	}
 	return os.SameFile(fi, pi), nil
 }
+
+// SweepTemp removes staged puts (.dhsi-tmp/put-*) older than cutoff: what a
+// process killed mid-put left (store.TempSweeper). A live put is never that
+// old: it renames or removes its file within the call.
+func (s *Store) SweepTemp(cutoff time.Time, dryRun bool) (files int, bytes int64, err error) {
+	entries, err := os.ReadDir(s.tmp)
+	if err != nil {
+		return 0, 0, fmt.Errorf("localfs: sweep %s: %w", s.tmp, err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "put-") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.ModTime().Before(cutoff) {
+			continue
+		}
+		if !dryRun {
+			if err := os.Remove(filepath.Join(s.tmp, e.Name())); err != nil && !os.IsNotExist(err) {
+				return files, bytes, fmt.Errorf("localfs: sweep: %w", err)
+			}
+		}
+		files++
+		bytes += fi.Size()
+	}
+	return files, bytes, nil
+}
+
+var _ store.TempSweeper = (*Store)(nil)
