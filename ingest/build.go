@@ -53,6 +53,9 @@ type Options struct {
 	PostingsShards int  // only for a new index; an existing one keeps its own
 	Keep           int  // versions the manifest lists (default 10)
 	Force          bool // ingest files already ingested into this dataset
+	// AllowEmpty publishes a batch whose inputs yield no URL (an empty
+	// dataset); without it such an ingest fails and publishes nothing.
+	AllowEmpty bool
 	Progress       func(Progress)
 	Log            *slog.Logger
 
@@ -182,6 +185,7 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 	datasets := prev.datasets
 	sums := make([]Summary, len(batches))
 	var parts []staged
+	var stagedIdx []int // indexes of the batches in parts
 	for i, b := range batches {
 		bo := o
 		bo.Dataset, bo.Source, bo.Files = b.Dataset, b.Source, b.Files
@@ -199,9 +203,22 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 		}
 		part.batch = b
 		parts = append(parts, part)
+		stagedIdx = append(stagedIdx, i)
 	}
 	if len(parts) == 0 {
 		return sums, fmt.Errorf("nothing to ingest: every file was already ingested into its dataset (use --force to ingest again)")
+	}
+	if !o.AllowEmpty {
+		for _, i := range stagedIdx {
+			if sum := sums[i]; sum.Written == 0 {
+				var rejected int64
+				for _, n := range sum.Rejected {
+					rejected += n
+				}
+				return sums, fmt.Errorf("dataset %q: its input yielded no URL (%d read, %d rejected%s); nothing was published (--allow-empty publishes an empty dataset)",
+					sum.Dataset, sum.Read, rejected, rejectsHint(sum))
+			}
+		}
 	}
 	var collisions []collision
 	for _, p := range parts {
@@ -913,4 +930,11 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 		return appendErr
 	}
 	return readErr
+}
+
+func rejectsHint(sum Summary) string {
+	if sum.RejectsFile == "" {
+		return ""
+	}
+	return ", reasons in " + sum.RejectsFile
 }

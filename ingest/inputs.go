@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"database/sql"
@@ -15,6 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -99,6 +103,9 @@ func Scan(ctx context.Context, path string, format Format, emit func(Record) err
 		return err
 	}
 	name := filepath.Base(path)
+	if r, err = sniffText(name, r); err != nil {
+		return err
+	}
 	switch format {
 	case FormatCSV, FormatTSV:
 		return scanCSV(name, r, format == FormatTSV, emit, reject)
@@ -411,3 +418,36 @@ func scanParquet(ctx context.Context, path string, emit func(Record) error) erro
 }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// sniffText looks at the start of a text input (after decompression): a
+// UTF-8 byte-order mark is dropped; UTF-16 with a byte-order mark is
+// decoded to UTF-8; input that looks binary (NUL bytes, or mostly control
+// bytes, in its first 4 KiB) is refused with a sentence naming the file,
+// rather than ingested as a few "URLs" with NUL bytes or rejected line by
+// line with no hint.
+func sniffText(name string, r io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(4096)
+	switch {
+	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
+		_, _ = br.Discard(3)
+		return br, nil
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}):
+		return transform.NewReader(br, unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder()), nil
+	case bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return transform.NewReader(br, unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM).NewDecoder()), nil
+	}
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		return nil, fmt.Errorf("%s is not text: it has a NUL byte at offset %d (binary data, or UTF-16 without a byte-order mark; convert it to UTF-8)", name, i)
+	}
+	control := 0
+	for _, c := range head {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			control++
+		}
+	}
+	if len(head) > 0 && control*10 > len(head) {
+		return nil, fmt.Errorf("%s is not text: %d of its first %d bytes are control characters", name, control, len(head))
+	}
+	return br, nil
+}

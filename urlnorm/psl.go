@@ -66,6 +66,9 @@ type DatList struct {
 	version string
 	nICANN  int
 	nPriv   int
+	// sections saw the list's ===BEGIN ICANN DOMAINS=== and ===BEGIN
+	// PRIVATE DOMAINS=== markers (Validate)
+	sawICANN, sawPrivate bool
 }
 
 // Version is "VERSION <v> COMMIT <c>" from the file's header comments when
@@ -103,9 +106,9 @@ func LoadDat(r io.Reader) (*DatList, error) {
 			c := strings.TrimSpace(rest)
 			switch {
 			case strings.HasPrefix(c, "===BEGIN ICANN DOMAINS==="):
-				sec = secICANN
+				sec, l.sawICANN = secICANN, true
 			case strings.HasPrefix(c, "===BEGIN PRIVATE DOMAINS==="):
-				sec = secPrivate
+				sec, l.sawPrivate = secPrivate, true
 			case strings.HasPrefix(c, "===END "):
 				sec = secNone
 			case strings.HasPrefix(c, "VERSION:") && version == "":
@@ -257,3 +260,36 @@ func icannSuffix(l List, domain string) string {
 	}
 	return s
 }
+
+// Validate says whether l is plausibly the Public Suffix List, before an
+// ingest computes a single registered domain with it: both sections, a sane
+// number of rules, and the list's own test cases that have held for every
+// published version (checkPublicSuffix in the list's tests). A file that is
+// not a list (--psl /etc/hostname) would otherwise index example.co.uk's
+// URLs under co.uk, where no lookup finds them.
+func (l *DatList) Validate() error {
+	var problems []string
+	if !l.sawICANN || !l.sawPrivate {
+		problems = append(problems, "it lacks the ===BEGIN ICANN DOMAINS=== or ===BEGIN PRIVATE DOMAINS=== section")
+	}
+	if l.nICANN < minICANNRules {
+		problems = append(problems, fmt.Sprintf("it has %d ICANN rules, where the published list has thousands (at least %d expected)", l.nICANN, minICANNRules))
+	}
+	for _, c := range []struct{ domain, suffix string }{
+		{"com", "com"}, {"example.com", "com"}, {"www.example.co.uk", "co.uk"},
+		{"www.ck", "ck"}, {"test.ck", "test.ck"}, {"example.github.io", "github.io"},
+	} {
+		if got, _ := l.PublicSuffix(c.domain); got != c.suffix {
+			problems = append(problems, fmt.Sprintf("the public suffix of %s is %q, not %q", c.domain, got, c.suffix))
+			break
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("not a public suffix list: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// minICANNRules is far below the ~7,000 ICANN rules of 2026's list and far
+// above what a file that is not the list yields.
+const minICANNRules = 1000

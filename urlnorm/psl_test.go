@@ -3,6 +3,8 @@ package urlnorm
 import (
 	"bufio"
 	"errors"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -369,5 +371,36 @@ func TestLoadDat(t *testing.T) {
 	var e *Error
 	if _, err := newTestNormalizer(t, Config{List: l}).RegisteredDomain("co.uk"); !errors.As(err, &e) || e.Reason != ReasonHostIsPublicSuffix {
 		t.Errorf("RegisteredDomain(co.uk) = %v, want host-is-public-suffix", err)
+	}
+}
+
+// TestValidateRefusesWhatIsNotAList: the published list passes; a host
+// name file, a list without its sections, or a tiny list does not (issue
+// 17 §7: --psl /etc/hostname was accepted).
+func TestValidateRefusesWhatIsNotAList(t *testing.T) {
+	f, err := os.Open(filepath.Join(testdataDir(t), "psl", "public_suffix_list.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l, err := LoadDat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatalf("the published list: %v", err)
+	}
+	for name, text := range map[string]string{
+		"a host name file":          "myhost\n",
+		"rules, no sections":        "com\nuk\nco.uk\n",
+		"a tiny list with sections": "// ===BEGIN ICANN DOMAINS===\ncom\nco.uk\nuk\n// ===END ICANN DOMAINS===\n// ===BEGIN PRIVATE DOMAINS===\ngithub.io\n// ===END PRIVATE DOMAINS===\n",
+	} {
+		l, err := LoadDat(strings.NewReader(text))
+		if err == nil {
+			err = l.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), "public suffix list") {
+			t.Errorf("%s: %v, want a refusal", name, err)
+		}
 	}
 }

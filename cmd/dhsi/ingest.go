@@ -23,23 +23,24 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var sf storeFlags
 	sf.register(fs)
 	var (
-		dataset   = fs.String("dataset", "", "dataset name (created on first ingest; letters, digits, . _ -)")
-		perFile   = fs.Bool("dataset-per-file", false, "each FILE is its own dataset, named after the file without directory and extensions (a/cc-2024.txt.gz: cc-2024); all are published as one version, with one index build")
-		source    = fs.String("source", "", "free-text provenance recorded in the dataset registry")
-		format    = fs.String("format", "", "input format: list, csv, tsv, jsonl, cdx, cdxj, parquet (default: from each file's extension)")
-		pslFile   = fs.String("psl", "", "a public_suffix_list.dat to use instead of the embedded list")
-		icann     = fs.Bool("icann-only", false, "registered domains from the PSL's ICANN section only (as Common Crawl's url_host_registered_domain)")
-		workDir   = fs.String("work-dir", "", "local scratch directory (default: a temporary directory)")
-		rowGroups = fs.Int("row-group-rows", ingest.DefaultRowGroupRows, "rows per Parquet row group")
-		pageRows  = fs.Int("page-rows", ingest.DefaultPageRows, "rows per Parquet data page (the unit a first page of domain_urls decompresses and decodes)")
-		zstdLevel = fs.Int("zstd-level", ingest.DefaultZstdLevel, "zstd level of the Parquet pages: 1-2 fastest, 3-5 default, 6-9 better, 10+ best (about 3% smaller files than 9 for half again the write time)")
-		width     = fs.Int("prefix-width", 0, "hex digits of the lake's domain_prefix partition, 1 (16 files per dataset and ingest) or 2 (256); 0 chooses 2 only when a batch fills a row group per prefix")
-		shards    = fs.Int("postings-shards", ingest.DefaultPostingsShards, "postings shards of a new index (an existing index keeps its own)")
-		keep      = fs.Int("keep", 10, "index versions the manifest lists")
-		force     = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
-		quiet     = fs.Bool("quiet", false, "no progress on a terminal")
-		memLimit  = fs.Int("memory-limit-mb", 1536, "soft limit of the Go heap in MiB: the garbage collector works harder near it (0: none; GOMEMLIMIT, if set, wins)")
-		cpuProf   = fs.String("cpu-profile", "", "write a Go CPU profile of the whole ingest to this file (go tool pprof)")
+		dataset    = fs.String("dataset", "", "dataset name (created on first ingest; letters, digits, . _ -)")
+		perFile    = fs.Bool("dataset-per-file", false, "each FILE is its own dataset, named after the file without directory and extensions (a/cc-2024.txt.gz: cc-2024); all are published as one version, with one index build")
+		source     = fs.String("source", "", "free-text provenance recorded in the dataset registry")
+		format     = fs.String("format", "", "input format: list, csv, tsv, jsonl, cdx, cdxj, parquet (default: from each file's extension)")
+		pslFile    = fs.String("psl", "", "a public_suffix_list.dat to use instead of the embedded list")
+		icann      = fs.Bool("icann-only", false, "registered domains from the PSL's ICANN section only (as Common Crawl's url_host_registered_domain)")
+		workDir    = fs.String("work-dir", "", "local scratch directory (default: a temporary directory)")
+		rowGroups  = fs.Int("row-group-rows", ingest.DefaultRowGroupRows, "rows per Parquet row group")
+		pageRows   = fs.Int("page-rows", ingest.DefaultPageRows, "rows per Parquet data page (the unit a first page of domain_urls decompresses and decodes)")
+		zstdLevel  = fs.Int("zstd-level", ingest.DefaultZstdLevel, "zstd level of the Parquet pages: 1-2 fastest, 3-5 default, 6-9 better, 10+ best (about 3% smaller files than 9 for half again the write time)")
+		width      = fs.Int("prefix-width", 0, "hex digits of the lake's domain_prefix partition, 1 (16 files per dataset and ingest) or 2 (256); 0 chooses 2 only when a batch fills a row group per prefix")
+		shards     = fs.Int("postings-shards", ingest.DefaultPostingsShards, "postings shards of a new index (an existing index keeps its own)")
+		keep       = fs.Int("keep", 10, "index versions the manifest lists")
+		allowEmpty = fs.Bool("allow-empty", false, "publish a dataset even when its inputs yield no URL (without it such an ingest fails and publishes nothing)")
+		force      = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
+		quiet      = fs.Bool("quiet", false, "no progress on a terminal")
+		memLimit   = fs.Int("memory-limit-mb", 1536, "soft limit of the Go heap in MiB: the garbage collector works harder near it (0: none; GOMEMLIMIT, if set, wins)")
+		cpuProf    = fs.String("cpu-profile", "", "write a Go CPU profile of the whole ingest to this file (go tool pprof)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: dhsi ingest --dataset NAME [flags] FILE...\n       dhsi ingest --dataset-per-file [flags] FILE...\n\nNormalizes the URLs in FILEs (plain lists, CSV/TSV with a url column, JSON\nlines, CDX, CDXJ, Parquet; .gz and .zst are read), writes them to the Parquet\nlake and publishes a new index version. It may run while a server serves the\nsame store: the server picks up the new version without a restart. Every line\nthat is not ingested is counted by reason and kept in a rejects file.\n\nFlags:\n")
@@ -109,6 +110,9 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		l, err := urlnorm.LoadDat(f)
 		f.Close()
+		if err == nil {
+			err = l.Validate() // refused before anything is written
+		}
 		if err != nil {
 			return fmt.Errorf("--psl %s: %w", *pslFile, err)
 		}
@@ -125,7 +129,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	opts := ingest.Options{
 		Store: st, Dataset: *dataset, Source: *source, Files: fs.Args(), Format: ingest.Format(*format),
 		Normalizer: norm, WorkDir: *workDir, RowGroupRows: *rowGroups, PageRows: *pageRows, PrefixWidth: *width, ZstdLevel: *zstdLevel, PostingsShards: *shards,
-		Keep: *keep, Force: *force, Log: log,
+		Keep: *keep, Force: *force, AllowEmpty: *allowEmpty, Log: log,
 	}
 	if !*quiet && isTerminal(stderr) {
 		start := time.Now()

@@ -294,3 +294,77 @@ func TestGCRemovesWhatCrashesLeave(t *testing.T) {
 		}
 	}
 }
+
+// TestInputsThatAreNotWhatTheyClaim: an empty input publishes nothing
+// unless asked; a UTF-8 byte-order mark is dropped; UTF-16 with a BOM is
+// decoded; a binary file is refused by name (issue 17 §7).
+func TestInputsThatAreNotWhatTheyClaim(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	storeDir := filepath.Join(dir, "store")
+	st, err := localfs.Open(storeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	current := func() string {
+		m, err := catalog.ReadManifest(ctx, st)
+		if err != nil {
+			return ""
+		}
+		return m.CurrentVersion
+	}
+	ingestFile := func(dataset, file string, extra ...string) (int, string) {
+		var errb strings.Builder
+		code := run(ctx, append(append([]string{"ingest", "--store", storeDir, "--dataset", dataset}, extra...), file), io.Discard, &errb)
+		return code, errb.String()
+	}
+	empty := write("empty.txt", nil)
+	if code, msg := ingestFile("empty", empty); code != 1 || !strings.Contains(msg, "yielded no URL") || current() != "" {
+		t.Errorf("an empty input: exit %d, %q, version %q", code, msg, current())
+	}
+	if code, msg := ingestFile("empty", empty, "--allow-empty"); code != 0 || current() == "" {
+		t.Errorf("an empty input with --allow-empty: exit %d, %q", code, msg)
+	}
+	utf16 := []byte{0xFF, 0xFE}
+	for _, r := range "https://utf16.example/a\nhttps://utf16.example/b\n" {
+		utf16 = append(utf16, byte(r), 0)
+	}
+	binary := append([]byte("\x7fELF\x02\x01\x01\x00\x00\x00"), make([]byte, 64)...)
+	for _, c := range []struct {
+		name string
+		body []byte
+		urls int64
+		says string
+	}{
+		{"bom.txt", []byte("\xEF\xBB\xBFhttps://bom.example/a\nhttps://bom.example/b\n"), 2, ""},
+		{"utf16.txt", utf16, 2, ""},
+		{"ls.txt", binary, 0, "is not text: it has a NUL byte"},
+	} {
+		code, msg := ingestFile(strings.TrimSuffix(c.name, ".txt"), write(c.name, c.body))
+		if c.says != "" {
+			if code != 1 || !strings.Contains(msg, c.says) {
+				t.Errorf("%s: exit %d, %q, want a refusal saying %q", c.name, code, msg, c.says)
+			}
+			continue
+		}
+		if code != 0 {
+			t.Errorf("%s: exit %d, %q", c.name, code, msg)
+		}
+	}
+	c := connect(t, startServe(t, "--store", storeDir))
+	for domain, want := range map[string]int64{"bom.example": 2, "utf16.example": 2} {
+		if got := one[int64](t, c, "SELECT coalesce(sum(url_count), 0)::BIGINT FROM domain_datasets('"+domain+"')"); got != want {
+			t.Errorf("%s: %d URLs, want %d", domain, got, want)
+		}
+	}
+	if got := one[int64](t, c, "SELECT count(*) FROM datasets WHERE dataset = 'ls'"); got != 0 {
+		t.Error("the binary input created a dataset")
+	}
+}
