@@ -56,8 +56,8 @@ type Options struct {
 	// AllowEmpty publishes a batch whose inputs yield no URL (an empty
 	// dataset); without it such an ingest fails and publishes nothing.
 	AllowEmpty bool
-	Progress       func(Progress)
-	Log            *slog.Logger
+	Progress   func(Progress)
+	Log        *slog.Logger
 
 	domains *interner // one copy of each domain string per RunAll
 }
