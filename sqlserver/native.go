@@ -37,6 +37,7 @@ type NativeColumn struct {
 
 // nativeCall is a statement matched to a NativeFunction.
 type nativeCall struct {
+	name string // the function's name, for metrics
 	fn   NativeFunction
 	args []nativeArg
 	// proj lists the result columns: indexes into fn.Columns and the names
@@ -121,7 +122,7 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 	if len(args) != len(fn.Args) {
 		return nil, nil // let DuckDB report the wrong arity
 	}
-	return &nativeCall{fn: fn, args: args, proj: proj}, nil
+	return &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj}, nil
 }
 
 // matchProjection matches a select list of "*" or plain column names of

@@ -52,6 +52,9 @@ type Config struct {
 	// function's argument; with this the server describes it (so pgx sends
 	// an int4 for domain_urls' dataset_id instead of failing to encode it).
 	TableFunctionArgs map[string][]uint32
+	// Observer, when set, is told of every statement and every error sent
+	// (metrics; see package metrics).
+	Observer Observer
 	// RoleLimits bound each non-admin role (limits.go).
 	RoleLimits map[access.Role]RoleLimits
 	// Procedures are DHSI's side-effecting table functions (CALL
@@ -583,4 +586,14 @@ func (s *Server) isDraining() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.draining
+}
+
+// Observer receives what the server does, for metrics. Its methods are
+// called on the session's goroutine and must be cheap.
+type Observer interface {
+	// Statement: one statement ran for d; kind is "native:<function>",
+	// "duckdb", "session", "cursor" or "copy".
+	Statement(kind string, d time.Duration, failed bool)
+	// Error: an error with this SQLSTATE was sent to a client.
+	Error(sqlstate string)
 }

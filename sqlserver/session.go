@@ -303,6 +303,9 @@ func (s *session) extended(err error) {
 
 func (s *session) sendError(err error) {
 	pe := capMessage(toPGError(err))
+	if obs := s.srv.cfg.Observer; obs != nil {
+		obs.Error(string(pe.Code))
+	}
 	if pe.Severity == "" || pe.Severity == "ERROR" {
 		if s.tx == txActive {
 			s.tx = txFailed
@@ -826,6 +829,33 @@ func formatFor(formats []int16, i int) int16 {
 // run executes (or resumes) a portal, sending at most maxRows rows when
 // maxRows > 0, then PortalSuspended or CommandComplete.
 func (s *session) run(ctx context.Context, pt *portal, maxRows int64) error {
+	obs := s.srv.cfg.Observer
+	if obs == nil {
+		return s.runStatement(ctx, pt, maxRows)
+	}
+	start := time.Now()
+	err := s.runStatement(ctx, pt, maxRows)
+	obs.Statement(statementKind(pt.stmt), time.Since(start), err != nil)
+	return err
+}
+
+// statementKind names a statement's path for metrics (a bounded set).
+func statementKind(p *prepared) string {
+	switch p.class.kind {
+	case kindDuck:
+		if p.native != nil {
+			return "native:" + p.native.name
+		}
+		return "duckdb"
+	case kindDeclare, kindFetch, kindCloseCursor:
+		return "cursor"
+	case kindCopyOut:
+		return "copy"
+	}
+	return "session"
+}
+
+func (s *session) runStatement(ctx context.Context, pt *portal, maxRows int64) error {
 	p := pt.stmt
 	if pt.done {
 		// PostgreSQL answers a re-executed, completed portal with an empty result

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/dhsi/dhsi/httpapi"
 	"github.com/dhsi/dhsi/ingest"
 	"github.com/dhsi/dhsi/internal/redact"
+	"github.com/dhsi/dhsi/metrics"
 	"github.com/dhsi/dhsi/migrations"
 	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
@@ -59,6 +61,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
 		blockCache      = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
 		rowCache        = fs.Int64("row-cache-mb", catalog.DefaultRowCacheBytes>>20, "memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off")
+		metricsAddr     = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9187: statements by kind and latency, errors by SQLSTATE, sessions, the index version and its age, refresh age, Go and process metrics; no label carries a domain, dataset or URL")
 		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
 		shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long running statements may take to finish before they are cancelled")
 		refresh         = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once)")
@@ -143,10 +146,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			sandbox.ReadDirs = append(sandbox.ReadDirs, dir)
 		}
 	}
+	var reg *metrics.Registry
+	var observer sqlserver.Observer
+	if *metricsAddr != "" {
+		reg = metrics.New()
+		observer = reg
+	}
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
 		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions, NativeFunctions: native,
 			Procedures:      udf.ProcedureRoles,
 			RoleLimits:      limits,
+			Observer:        observer,
 			ReaderFunctions: udf.ReaderTableFunctions,
 			TableFunctionArgs: map[string][]uint32{
 				"domain_datasets": {sqlserver.OIDText},
@@ -281,6 +291,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go func() { errc <- hs.Serve(ln) }()
 		defer hs.Close()
 		fmt.Fprintf(stdout, "  curl http://%s/v1/domain/example.com\n", ln.Addr())
+	}
+	if reg != nil {
+		reg.GaugeFunc("dhsi_sessions", "Open client sessions.", func() float64 { return float64(len(srv.Sessions())) })
+		reg.Info("dhsi_index_version_info", "The URL index version served (value 1).", "version", func() string { return urls.x.Current().Version.Version })
+		reg.GaugeFunc("dhsi_index_version_age_seconds", "Age of the URL index version served (since it was created).", func() float64 {
+			if c := urls.x.Current().Version.CreatedAt; !c.IsZero() {
+				return time.Since(c).Seconds()
+			}
+			return 0
+		})
+		reg.GaugeFunc("dhsi_refresh_age_seconds", "Time since the server's view of the store (records, index, grants) was last refreshed completely.", func() float64 {
+			return time.Since(time.Unix(0, lastRefresh.Load())).Seconds()
+		})
+		reg.GaugeFunc("dhsi_grants_version", "Version of the dataset grants enforced.", func() float64 { return float64(grants.Current().Version()) })
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", reg.Handler())
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go ms.Serve(ln)
+		defer ms.Close()
+		fmt.Fprintf(stdout, "  curl http://%s/metrics\n", ln.Addr())
 	}
 	if *pprofAddr != "" {
 		if host, _, err := net.SplitHostPort(*pprofAddr); err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
@@ -422,6 +456,7 @@ func domainProcedures(st store.Store, d *catalog.Domains, log *slog.Logger) udf.
 // refreshLoop keeps the server's views in step with what other processes
 // write to the store: domain records and new URL-index versions.
 func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, fns ...func(context.Context) error) {
+	lastRefresh.Store(time.Now().UnixNano()) // start-up read the store
 	if every <= 0 {
 		return
 	}
@@ -432,14 +467,23 @@ func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, fns
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			ok := true
 			for _, fn := range fns {
 				if err := fn(ctx); err != nil && ctx.Err() == nil {
+					ok = false
 					log.Warn("refresh from the store", "err", redact.Error(err))
 				}
+			}
+			if ok {
+				lastRefresh.Store(time.Now().UnixNano())
 			}
 		}
 	}
 }
+
+// lastRefresh is when the server's view of the store was last complete
+// (unix nanoseconds), for dhsi_refresh_age_seconds.
+var lastRefresh atomic.Int64
 
 // ingestDirCheck returns the check CALL ingest applies to a writer's files:
 // each must resolve, through any symlink, to a regular file inside dir.

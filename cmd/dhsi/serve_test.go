@@ -4,16 +4,19 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dhsi/dhsi/internal/netwait"
 	"github.com/dhsi/dhsi/internal/testenv"
 )
 
@@ -168,5 +171,49 @@ func TestCommandsNameTheirStore(t *testing.T) {
 	var out strings.Builder
 	if code := run(ctx, []string{"--version"}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), "DuckDB v1.5.5") {
 		t.Errorf("dhsi --version: exit %d, %q", code, out.String())
+	}
+}
+
+// TestMetricsEndpoint: serve --metrics exposes Prometheus metrics under
+// their conventional names, and they move with what clients do (issue 18).
+func TestMetricsEndpoint(t *testing.T) {
+	ctx := context.Background()
+	port, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	c := connect(t, startServe(t, "--store", t.TempDir(), "--metrics", addr))
+	_ = one[int64](t, c, "SELECT 42")
+	_ = one[int64](t, c, "SELECT count(*) FROM domain_datasets('example.com') WHERE true")
+	if _, err := c.Exec(ctx, "SELECT * FROM domain_urls($1, $2, $3, $4)", "example.com", 1, -1, 10); err == nil {
+		t.Fatal("a negative offset was accepted")
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(body)
+	for _, want := range []string{
+		`dhsi_statements_total{kind="duckdb",outcome="ok"}`,
+		`dhsi_statements_total{kind="native:domain_urls",outcome="error"} 1`,
+		`dhsi_statement_duration_seconds_bucket{kind="duckdb",le="0.0001"}`,
+		`dhsi_errors_total{sqlstate="22023"} 1`,
+		"dhsi_sessions 1",
+		`dhsi_index_version_info{version=""} 1`,
+		"dhsi_index_version_age_seconds",
+		"dhsi_refresh_age_seconds",
+		"dhsi_grants_version 0",
+		"go_goroutines",
+		"process_resident_memory_bytes",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", text)
 	}
 }
