@@ -42,7 +42,9 @@ type Options struct {
 	// cells as a reader to whom every dataset is granted (so the answers
 	// are unchanged and every row passes the grants check), alternated
 	// with the plain server as A B B A.
-	Grants  bool
+	Grants bool
+	// Shape is the corpus's URL shape (default ShapeSimple).
+	Shape   Shape
 	WorkDir string // kept if given; a removed temp dir otherwise
 	Bin     string // the dhsi binary (children: ingest, serve, gc)
 	Log     io.Writer
@@ -114,7 +116,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	// 1. generate
 	t0 := time.Now()
-	corp, err := Generate(filepath.Join(work, "lists"), o.URLs, o.Domains, o.Datasets)
+	shape := o.Shape
+	if shape == "" {
+		shape = ShapeSimple
+	}
+	corp, err := GenerateShaped(filepath.Join(work, "lists"), o.URLs, o.Domains, o.Datasets, shape)
 	if err != nil {
 		return nil, err
 	}

@@ -69,3 +69,46 @@ func TestRunTiny(t *testing.T) {
 		t.Errorf("sizes: pg %d lake %d index %d rss %d", res.PGBytes, res.LakeBytes, res.IndexBytes, res.BuildRSS)
 	}
 }
+
+// TestRealisticCorpusShape: the realistic corpus has the shape issue 16
+// describes, and every URL is distinct.
+func TestRealisticCorpusShape(t *testing.T) {
+	c, err := GenerateShaped(t.TempDir(), 20000, 500, 2, ShapeRealistic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var bytes, query, http, depth4 int
+	for _, f := range c.Files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if seen[u] {
+				t.Fatalf("%s repeats", u)
+			}
+			seen[u] = true
+			bytes += len(u)
+			if strings.Contains(u, "?") {
+				query++
+			}
+			if strings.HasPrefix(u, "http://") {
+				http++
+			}
+			path, _, _ := strings.Cut(strings.SplitN(u, "/", 4)[3], "?")
+			if strings.Count(path, "/") >= 3 {
+				depth4++
+			}
+		}
+	}
+	n := len(seen)
+	if n != 20000 {
+		t.Fatalf("%d URLs, want 20000", n)
+	}
+	avg, q, h := float64(bytes)/float64(n), float64(query)/float64(n), float64(http)/float64(n)
+	if avg < 55 || avg > 90 || q < 0.35 || q > 0.45 || h < 0.2 || h > 0.4 || depth4 == 0 {
+		t.Errorf("average %.1f bytes, %.2f with a query, %.2f http, %d four-segment paths", avg, q, h, depth4)
+	}
+	t.Logf("average %.1f bytes, %.2f with a query, %.2f http", avg, q, h)
+}

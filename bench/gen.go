@@ -55,12 +55,84 @@ func domainName(r *rand.Rand, i int) string {
 	return string(b)
 }
 
+// Shape is the URL shape of a generated corpus.
+type Shape string
+
+const (
+	// ShapeSimple is the corpus earlier benchmark numbers were measured on:
+	// short paths, a query string on a third of the URLs (~50 bytes).
+	ShapeSimple Shape = "simple"
+	// ShapeRealistic is shaped like crawl data (issue 16): paths of 1-4
+	// words, ~40% with a query string of 1-3 keys in random order, file
+	// extensions, subdomains, http and https mixed (~70 bytes).
+	ShapeRealistic Shape = "realistic"
+)
+
+var (
+	realHosts  = []string{"www.", "www.", "www.", "www.", "", "", "", "blog.", "shop.", "m.", "en.", "de.", "fr.", "news.", "api.", "docs.", "static.", "cdn.", "forum.", "support."}
+	realExts   = []string{".html", ".html", ".htm", ".php", ".aspx", ".jsp", ".pdf", ".jpg", ".png", "", "", "", "/", "/"}
+	queryKeys  = []string{"utm_source", "utm_medium", "utm_campaign", "id", "page", "sort", "ref", "q", "lang", "session", "color", "size", "filter", "v", "lat", "lng", "s", "cat"}
+	queryChars = "abcdefghijklmnopqrstuvwxyz0123456789"
+)
+
+// appendRealistic appends the realistic URL of sequence number i in domain.
+func appendRealistic(b []byte, rd *rand.Rand, domain string, i int) []byte {
+	if rd.IntN(10) < 3 {
+		b = append(b, "http://"...)
+	} else {
+		b = append(b, "https://"...)
+	}
+	b = append(b, realHosts[rd.IntN(len(realHosts))]...)
+	b = append(b, domain...)
+	for n := 1 + rd.IntN(4); n > 1; n-- {
+		b = append(b, '/')
+		if rd.IntN(2) == 0 {
+			b = append(b, sections[rd.IntN(len(sections))]...)
+		} else {
+			b = append(b, words[rd.IntN(len(words))]...)
+		}
+	}
+	// the last segment: a slug of 1-3 words and the sequence number, so no
+	// URL repeats and counts stay exact
+	b = append(b, '/')
+	for n := 2 + rd.IntN(3); n > 0; n-- {
+		b = append(b, words[rd.IntN(len(words))]...)
+		b = append(b, '-')
+	}
+	b = strconv.AppendInt(b, int64(i), 36)
+	b = append(b, realExts[rd.IntN(len(realExts))]...)
+	if rd.IntN(10) < 4 {
+		keys := rd.Perm(len(queryKeys))[:1+rd.IntN(3)]
+		for k, key := range keys {
+			if k == 0 {
+				b = append(b, '?')
+			} else {
+				b = append(b, '&')
+			}
+			b = append(b, queryKeys[key]...)
+			b = append(b, '=')
+			for n := 3 + rd.IntN(10); n > 0; n-- {
+				b = append(b, queryChars[rd.IntN(len(queryChars))])
+			}
+		}
+	}
+	return b
+}
+
 // Generate writes one URL list per dataset into dir. URLs are spread over
 // datasets evenly; within a dataset the domain of each URL is drawn from a
 // Zipf over domain ranks (80% the global ranking, 20% a ranking rotated per
 // dataset, so datasets differ). Every URL carries its sequence number, so
 // URLs never repeat and counts are exact.
 func Generate(dir string, urls, domains, datasets int) (*Corpus, error) {
+	return GenerateShaped(dir, urls, domains, datasets, ShapeSimple)
+}
+
+// GenerateShaped is Generate with URLs of the given shape.
+func GenerateShaped(dir string, urls, domains, datasets int, shape Shape) (*Corpus, error) {
+	if shape != ShapeSimple && shape != ShapeRealistic {
+		return nil, fmt.Errorf("corpus shape %q: want %s or %s", shape, ShapeSimple, ShapeRealistic)
+	}
 	r := rand.New(rand.NewPCG(seed1, seed2))
 	c := &Corpus{Domains: make([]string, domains), Counts: make([][]int32, datasets)}
 	for i := range c.Domains {
@@ -89,6 +161,11 @@ func Generate(dir string, urls, domains, datasets int) (*Corpus, error) {
 			}
 			c.Counts[d][dom]++
 			b = b[:0]
+			if shape == ShapeRealistic {
+				b = append(appendRealistic(b, rd, c.Domains[dom], i), '\n')
+				w.Write(b)
+				continue
+			}
 			if rd.IntN(3) == 0 {
 				b = append(b, "http://"...)
 			} else {

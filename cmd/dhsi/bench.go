@@ -27,6 +27,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		skipCold = fs.Bool("skip-cold", false, "do not measure DHSI cold from versitygw")
 		skipDuck = fs.Bool("skip-duckdb", false, "do not measure DuckDB scanning the Parquet")
 		grants   = fs.Bool("grants", false, "also measure DHSI with users and grants in force (a reader granted every dataset), alternating without/with/with/without on fresh servers")
+		corpus   = fs.String("corpus", "simple", "URL shape of the generated corpus: simple (short paths; earlier numbers) or realistic (paths of 1-4 words, ~40% with 1-3 query keys in random order, extensions, subdomains, http and https; ~70 bytes)")
 		workDir  = fs.String("work-dir", "", "keep the generated lists and store here (default: a temporary directory, removed)")
 	)
 	fs.Usage = func() {
@@ -49,7 +50,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	res, err := bench.Run(ctx, bench.Options{URLs: *urls, Domains: *domains, Datasets: *datasets, Clients: cs, Duration: *duration,
-		ColdQueries: *cold, Grants: *grants, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, Bin: bin, Log: stderr})
+		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, Bin: bin, Log: stderr})
 	if err != nil {
 		return err
 	}
