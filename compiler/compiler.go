@@ -165,17 +165,26 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 			ids = append(ids, id)
 		}
 	}
-	// shards with a lock but nothing pending: reap the lock if it is stale
+	// shards with a lock but nothing pending: reap the lock if it is stale;
+	// and clock objects a killed worker left between storeNow's put and
+	// delete
+	var clocks []store.Attrs
 	err = c.st.List(ctx, ShardPrefix, func(a store.Attrs) error {
 		if id, ok := strings.CutSuffix(strings.TrimPrefix(a.Key, ShardPrefix), lockSuffix); ok && c.cfg.Layout.Valid(id) {
 			if _, pend := pending[id]; !pend {
 				ids = append(ids, id)
 			}
 		}
+		if strings.HasPrefix(a.Key, clockKeyStem) {
+			clocks = append(clocks, a)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list locks: %w", err)
+	}
+	if err := c.reapClocks(ctx, clocks); err != nil {
+		return nil, err
 	}
 	sort.Strings(ids)
 	results := make([]Result, len(ids))
@@ -464,6 +473,29 @@ func (c *Compiler) storeNow(ctx context.Context) (time.Time, error) {
 	}
 	_ = c.st.Delete(ctx, key, store.Cond{})
 	return a.LastModified, nil
+}
+
+// reapClocks deletes clock objects (storeNow) older than the lock TTL by
+// the store's clock: a live worker's exists for one put and one delete, so
+// an old one was left by a worker killed in between.
+func (c *Compiler) reapClocks(ctx context.Context, clocks []store.Attrs) error {
+	if len(clocks) == 0 {
+		return nil
+	}
+	now, err := c.storeNow(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range clocks {
+		if a.Key == clockKeyStem+c.cfg.WorkerID || !a.LastModified.Add(c.cfg.LockTTL).Before(now) {
+			continue
+		}
+		if err := c.st.Delete(ctx, a.Key, store.Cond{IfMatch: a.ETag}); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrPreconditionFailed) {
+			return fmt.Errorf("delete a stale clock object %s: %w", a.Key, err)
+		}
+		c.log.Info("removed a clock object a killed worker left", "key", a.Key)
+	}
+	return nil
 }
 
 // reapStaleLock removes a shard's lock left by a crashed worker once it is

@@ -470,3 +470,27 @@ func TestCrashAtEveryStep(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactAllRemovesStaleClockObjects: a worker killed between
+// storeNow's put and delete leaves .clock-<worker>; the next compact_all
+// removes it once it is older than the lock TTL (issue 15 §4: nothing a
+// crash leaves behind outlives the next compaction).
+func TestCompactAllRemovesStaleClockObjects(t *testing.T) {
+	ctx := context.Background()
+	st, err := localfs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, clockKeyStem+"dead", bytes.NewReader(nil), store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	// a TTL of 1 s (the least allowed), which the object outlives
+	c := newCompiler(t, st, Config{SchemaFields: []string{"domain", "updated_at"}, LockTTL: time.Second, WorkerID: "me"})
+	time.Sleep(2100 * time.Millisecond) // past the TTL, at whole-second LastModified
+	if _, err := c.CompactAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Head(ctx, clockKeyStem+"dead"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the stale clock object is still there: %v", err)
+	}
+}
