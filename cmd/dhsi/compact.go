@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"sort"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -118,6 +120,11 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 		go func() {
 			defer wg.Done()
 			idleSince := time.Now()
+			// stuck: shards whose pending objects, as listed (keys and
+			// ETags), merged nothing: malformed objects, reported once.
+			// Such a shard is skipped until its pending objects change, so
+			// a worker with nothing mergeable left is idle, not spinning.
+			stuck := map[string]string{}
 			for ctx.Err() == nil {
 				pending, err := c.Pending(ctx)
 				if err != nil {
@@ -128,8 +135,8 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 					continue
 				}
 				var ids []string
-				for id := range pending {
-					if id != "" {
+				for id, objs := range pending {
+					if id != "" && stuck[id] != fingerprint(objs) {
 						ids = append(ids, id)
 					}
 				}
@@ -160,6 +167,14 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 					totals[r.Status]++
 					totals["merged"] += r.InboxMerged
 					mu.Unlock()
+					if r.Status != compiler.StatusLocked && r.InboxMerged == 0 && r.InboxKept == 0 && len(r.Errors) > 0 {
+						stuck[id] = fingerprint(pending[id])
+						for _, e := range r.Errors {
+							log.Warn("inbox object not mergeable; skipped until it changes", "key", e.Key, "reason", e.Reason)
+						}
+					} else {
+						delete(stuck, id)
+					}
 					if r.Status != compiler.StatusLocked {
 						break // one shard per round: the next round re-lists
 					}
@@ -196,4 +211,15 @@ func printResults(w io.Writer, rs []compiler.Result) {
 			fmt.Fprintf(w, "kept malformed inbox object %s: %s\n", e.Key, e.Reason)
 		}
 	}
+}
+
+// fingerprint identifies a shard's pending inbox objects as listed: their
+// keys and ETags, so any rewrite or new object changes it.
+func fingerprint(objs []store.Attrs) string {
+	parts := make([]string, len(objs))
+	for i, a := range objs {
+		parts[i] = a.Key + "\x00" + string(a.ETag)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "\x01")
 }

@@ -263,3 +263,40 @@ func TestSpecificationUSVFromAWorker(t *testing.T) {
 	}
 	check("from its shard")
 }
+
+// TestLoopingWorkerIdlesOnMalformedObjects: compact --loop --idle-exit
+// exits while a malformed inbox object remains, reporting it once, instead
+// of retrying it at full CPU forever (issue 15 §5).
+func TestLoopingWorkerIdlesOnMalformedObjects(t *testing.T) {
+	dir := t.TempDir()
+	st, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for key, body := range map[string]string{
+		"indexes/domains/broken.example.usv": "domain␟updated_at␞broken.example␞", // a record of one unit
+		"indexes/domains/fine.example.usv":   "domain␟updated_at␞fine.example␟2024-01-01T00:00:00Z␞",
+	} {
+		if _, err := st.Put(ctx, key, strings.NewReader(body), store.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var out, errb strings.Builder
+	start := time.Now()
+	code := run(cctx, []string{"compact", "--store", dir, "--loop", "--idle-exit", "1s", "--workers", "1"}, &out, &errb)
+	if code != 0 || cctx.Err() != nil {
+		t.Fatalf("compact --loop: exit %d after %v (context %v): %s", code, time.Since(start), cctx.Err(), errb.String())
+	}
+	if n := strings.Count(errb.String(), "not mergeable"); n != 1 {
+		t.Errorf("the malformed object was reported %d times, want once:\n%s", n, errb.String())
+	}
+	if _, err := st.Head(ctx, "indexes/domains/fine.example.usv"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the good object was not merged: %v", err)
+	}
+	if _, err := st.Head(ctx, "indexes/domains/broken.example.usv"); err != nil {
+		t.Errorf("the malformed object was not kept: %v", err)
+	}
+}
