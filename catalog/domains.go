@@ -36,6 +36,18 @@ import (
 //   - The mirror holds, for every object key it lists, exactly the rows of
 //     the object version whose ETag it records (dhsi_cache.objects): a
 //     refresh replaces an object's rows and its ETag in one transaction.
+//   - R1, reads never lose a record (issue 15 §2): a refresh observes the
+//     whole inbox (lists it, fetches what changed) before it lists the
+//     shards, and applies both in one transaction. By compiler I3 an inbox
+//     object is retired (tombstoned or deleted) only after the shard holding
+//     its record is durable, so an inbox record the refresh finds gone is in
+//     a shard version the later shard listing returns (or a newer one, which
+//     keeps the record or a newer one for its domain). Rows of an inbox
+//     object therefore leave the mirror only in the transaction that brings
+//     in the shard that holds them, and every domain stays visible, at a
+//     version never older than before. Listing indexes/domains/ in one pass
+//     would break this: inbox keys that sort after "shards/" are listed
+//     after the shards.
 //   - Ordering keys are computed in Go with the compiler's own functions
 //     (compiler.ParseTimestamp, compiler.TieBreakKey), so the view and the
 //     compiler always pick the same record.
@@ -292,39 +304,25 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
 	return nil
 }
 
-// Refresh brings the mirror up to date with the store: one listing of
-// indexes/domains/, then a fetch of each object whose ETag changed.
+// Refresh brings the mirror up to date with the store, in the order R1
+// requires: the inbox (listed, changed objects fetched), then the shards
+// (listed, changed objects fetched), then one transaction that applies both.
 func (d *Domains) Refresh(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	current := map[string]store.ETag{}
-	err := d.st.List(ctx, compiler.InboxPrefix, func(a store.Attrs) error {
-		if sourceOf(a.Key) != "" {
-			current[a.Key] = a.ETag
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("list %s: %w", compiler.InboxPrefix, err)
-	}
-	var changed, removed []string
-	for k, e := range current {
-		if d.known[k] != e {
-			changed = append(changed, k)
-		}
-	}
-	for k := range d.known {
-		if _, ok := current[k]; !ok {
-			removed = append(removed, k)
-		}
-	}
-	if len(changed) == 0 && len(removed) == 0 {
-		return nil
-	}
-	sort.Strings(changed)
-	loaded, err := d.fetch(ctx, changed)
+	inboxLoaded, inboxRemoved, err := d.refreshPart(ctx, compiler.InboxPrefix, "inbox")
 	if err != nil {
 		return err
+	}
+	// R1: only now, after every inbox object was observed, the shards
+	shardLoaded, shardRemoved, err := d.refreshPart(ctx, compiler.ShardPrefix, "shard")
+	if err != nil {
+		return err
+	}
+	loaded := append(inboxLoaded, shardLoaded...)
+	removed := append(inboxRemoved, shardRemoved...)
+	if len(loaded) == 0 && len(removed) == 0 {
+		return nil
 	}
 	if err := d.apply(ctx, loaded, removed); err != nil {
 		return err
@@ -333,9 +331,54 @@ func (d *Domains) Refresh(ctx context.Context) error {
 		delete(d.known, k)
 	}
 	for _, o := range loaded {
-		d.known[o.key] = o.etag
+		if o.etag == "" {
+			delete(d.known, o.key) // gone since the listing
+		} else {
+			d.known[o.key] = o.etag
+		}
 	}
 	return nil
+}
+
+// refreshPart lists prefix and fetches the objects of one source ("inbox"
+// or "shard") whose ETag changed; it returns them and the keys that are
+// gone. A shard that vanishes between listing and fetch fails the refresh
+// (the mirror keeps its rows until a refresh sees a consistent store).
+func (d *Domains) refreshPart(ctx context.Context, prefix, source string) (loaded []loadedObject, removed []string, err error) {
+	current := map[string]store.ETag{}
+	err = d.st.List(ctx, prefix, func(a store.Attrs) error {
+		if sourceOf(a.Key) == source {
+			current[a.Key] = a.ETag
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	var changed []string
+	for k, e := range current {
+		if d.known[k] != e {
+			changed = append(changed, k)
+		}
+	}
+	for k := range d.known {
+		if _, ok := current[k]; !ok && sourceOf(k) == source {
+			removed = append(removed, k)
+		}
+	}
+	sort.Strings(changed)
+	loaded, err = d.fetch(ctx, changed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if source == "shard" {
+		for _, o := range loaded {
+			if o.etag == "" {
+				return nil, nil, fmt.Errorf("read %s: listed, then gone: the store is changing its shards; the next refresh retries", o.key)
+			}
+		}
+	}
+	return loaded, removed, nil
 }
 
 // sourceOf classifies a key under indexes/domains/: "shard", "inbox" or "".
