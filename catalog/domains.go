@@ -61,7 +61,8 @@ type Domains struct {
 
 	mu     sync.Mutex // serialises Refresh; guards the fields below
 	pkg    *tableschema.Package
-	fields []string // schema field names, in order (mirror columns)
+	rule   compiler.Rule // the record rule: what the views serve from the inbox
+	fields []string      // schema field names, in order (mirror columns)
 	known  map[string]store.ETag
 }
 
@@ -155,7 +156,7 @@ func CompilerConfig(pkg *tableschema.Package) (compiler.Config, error) {
 	if err != nil {
 		return compiler.Config{}, err
 	}
-	return compiler.Config{SchemaFields: sch.FieldNames(), Layout: layout}, nil
+	return compiler.Config{SchemaFields: sch.FieldNames(), Schema: sch, Layout: layout}, nil
 }
 
 // SchemaOf returns the schema DHSI types shard records with: the first
@@ -298,8 +299,12 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
 			}
 		}
 	}
+	rule, err := compiler.NewRule(sch)
+	if err != nil {
+		return err
+	}
 	d.mu.Lock()
-	d.pkg, d.fields, d.known = pkg, fields, known
+	d.pkg, d.rule, d.fields, d.known = pkg, rule, fields, known
 	d.mu.Unlock()
 	return nil
 }
@@ -433,19 +438,27 @@ func (d *Domains) fetch(ctx context.Context, keys []string) ([]loadedObject, err
 func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.Schema) loadedObject {
 	o := loadedObject{key: key, etag: etag}
 	source := sourceOf(key)
-	if source == "inbox" && len(b) == 0 {
-		return o // a tombstone: merged, about to be deleted (compiler I3)
+	if source == "inbox" {
+		if len(b) == 0 {
+			return o // a tombstone: merged, about to be deleted (compiler I3)
+		}
+		// the record rule (compiler/rule.go): serve exactly what compaction
+		// would merge, list every problem it would report
+		domain, _ := compiler.DomainOfInboxKey(key)
+		t, problems := d.rule.CheckInbox(b, domain)
+		for _, p := range problems {
+			o.errors = append(o.errors, []driver.Value{key, int32(p.Record), p.Field, p.Reason})
+		}
+		o.rows = d.mirrorRows(source, key, t)
+		return o
 	}
 	t, err := compiler.ParseTable(b)
 	if err != nil {
 		o.errors = append(o.errors, []driver.Value{key, int32(0), "", err.Error()})
 		return o
 	}
-	pos := make([]int, len(d.fields))
-	for i, f := range d.fields {
-		pos[i] = indexOf(t.Header, f)
-	}
-	ui := indexOf(d.fields, compiler.UpdatedAtField)
+	// a shard holds what compaction accepted; a schema changed since may
+	// find fault with it: its records are served, the faults listed
 	checker, err := sch.NewRowChecker()
 	if err == nil {
 		_, err = checker.SetHeader(t.Header)
@@ -454,6 +467,25 @@ func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.
 		o.errors = append(o.errors, []driver.Value{key, int32(0), "", err.Error()})
 		return o
 	}
+	for i, r := range t.Rows {
+		_, ferrs := checker.Check(r)
+		for _, fe := range ferrs {
+			o.errors = append(o.errors, []driver.Value{key, int32(t.RecordNo(i)), fe.Field, fe.Error()})
+		}
+	}
+	o.rows = d.mirrorRows(source, key, t)
+	return o
+}
+
+// mirrorRows turns records into mirror rows: schema fields in order, with
+// the ordering keys computed by the compiler's own functions.
+func (d *Domains) mirrorRows(source, key string, t compiler.Table) [][]driver.Value {
+	pos := make([]int, len(d.fields))
+	for i, f := range d.fields {
+		pos[i] = indexOf(t.Header, f)
+	}
+	ui := indexOf(d.fields, compiler.UpdatedAtField)
+	out := make([][]driver.Value, 0, len(t.Rows))
 	for n, r := range t.Rows {
 		units := make([]string, len(d.fields))
 		for i, p := range pos {
@@ -465,17 +497,13 @@ func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.
 		if ts, ok := compiler.ParseTimestamp(units[ui]); ok {
 			updated = ts
 		}
-		row := []driver.Value{source, key, int32(n + 2), updated, compiler.TieBreakKey(units)}
+		row := []driver.Value{source, key, int32(t.RecordNo(n)), updated, compiler.TieBreakKey(units)}
 		for _, u := range units {
 			row = append(row, u)
 		}
-		o.rows = append(o.rows, row)
-		_, ferrs := checker.Check(r)
-		for _, fe := range ferrs {
-			o.errors = append(o.errors, []driver.Value{key, int32(n + 2), fe.Field, fe.Error()})
-		}
+		out = append(out, row)
 	}
-	return o
+	return out
 }
 
 // apply replaces the mirror rows of changed and removed objects in one

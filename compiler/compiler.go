@@ -17,6 +17,7 @@ import (
 	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
+	"github.com/dhsi/dhsi/tableschema"
 )
 
 // Statuses of one shard compaction.
@@ -41,6 +42,9 @@ type Config struct {
 	LockTTL      time.Duration // default DefaultLockTTL
 	Layout       shard.Layout  // default shard.Default()
 	SchemaFields []string      // output fields in order; default DefaultSchemaFields
+	// Schema types the records (the record rule, rule.go); nil checks only
+	// the domain key and updated_at
+	Schema *tableschema.Schema
 	// Parallel bounds concurrent store requests of one compaction, and the
 	// shards CompactAll works on at once (default 16).
 	Parallel int
@@ -82,9 +86,10 @@ func (c Config) Validate() error {
 
 // Compiler compacts inbox objects into shards on one store.
 type Compiler struct {
-	st  store.Store
-	cfg Config
-	log *slog.Logger
+	st   store.Store
+	cfg  Config
+	rule Rule
+	log  *slog.Logger
 }
 
 // New returns a compiler.
@@ -93,10 +98,14 @@ func New(st store.Store, cfg Config, log *slog.Logger) (*Compiler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	rule, err := NewRule(cfg.Schema)
+	if err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Compiler{st: st, cfg: cfg, log: log.With("worker", cfg.WorkerID)}, nil
+	return &Compiler{st: st, cfg: cfg, rule: rule, log: log.With("worker", cfg.WorkerID)}, nil
 }
 
 // Result reports one shard compaction (the row of CALL compact_shard).
@@ -105,11 +114,12 @@ type Result struct {
 	Status        string
 	InboxMerged   int // inbox objects merged and deleted
 	InboxKept     int // merged, but rewritten since, so kept for next time (I3)
+	InboxPartial  int // valid records merged, object kept for its bad ones (I4, rule K3)
 	RecordsBefore int // records in the shard before
 	RecordsAfter  int
 	BytesWritten  int64
 	Duration      time.Duration
-	Errors        []InboxError // malformed inbox objects, reported and kept (I4)
+	Errors        []InboxError // inbox objects with problems, reported and kept (I4)
 }
 
 // InboxError is one inbox object that could not be merged.
@@ -204,7 +214,8 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 	if bad := pending[""]; len(bad) > 0 {
 		r := Result{Shard: "", Status: StatusNothingToDo}
 		for _, a := range bad {
-			r.Errors = append(r.Errors, InboxError{Key: a.Key, Reason: "the key does not name a valid lower-case domain"})
+			d, _ := DomainOfInboxKey(a.Key)
+			r.Errors = append(r.Errors, InboxError{Key: a.Key, Reason: "the object's key: " + CheckKey(d).Error()})
 		}
 		out = append(out, r)
 	}
@@ -254,12 +265,12 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		etag store.ETag
 	}
 	type fetched struct {
-		t    Table
+		t    Table // the records the rule accepts
 		etag store.ETag
-		skip bool  // deleted meanwhile
-		tomb bool  // a tombstone left by a compaction that stopped (I3)
-		bad  error // malformed (I4)
-		err  error // I/O
+		skip bool      // deleted meanwhile
+		tomb bool      // a tombstone left by a compaction that stopped (I3)
+		bad  []Problem // what the rule refuses (I4)
+		err  error     // I/O
 	}
 	got := make([]fetched, len(inbox))
 	parallel.ForEach(len(inbox), c.cfg.Parallel, func(i int) {
@@ -278,13 +289,11 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			return
 		}
 		d, _ := DomainOfInboxKey(a.Key)
-		t, perr := ParseTable(b)
-		if perr == nil {
-			perr = ValidateInbox(t, d, id, c.cfg.Layout.Of)
-		}
-		got[i] = fetched{t: t, etag: ia.ETag, bad: perr}
+		t, bad := c.rule.CheckInbox(b, d)
+		got[i] = fetched{t: t, etag: ia.ETag, bad: bad}
 	})
 	var used, tombs []merged
+	partial := 0
 	tables := []Table{cur}
 	for i, f := range got {
 		switch {
@@ -293,8 +302,12 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		case f.skip:
 		case f.tomb:
 			tombs = append(tombs, merged{inbox[i].Key, f.etag})
-		case f.bad != nil: // I4: reported, kept, never blocks the shard
-			res.Errors = append(res.Errors, InboxError{Key: inbox[i].Key, Reason: f.bad.Error()})
+		case len(f.bad) > 0: // I4: reported, kept, never blocks the shard
+			res.Errors = append(res.Errors, InboxError{Key: inbox[i].Key, Reason: JoinProblems(f.bad)})
+			if len(f.t.Rows) > 0 { // rule K3: its valid records are merged
+				tables = append(tables, f.t)
+				partial++
+			}
 		default:
 			tables = append(tables, f.t)
 			used = append(used, merged{inbox[i].Key, f.etag})
@@ -310,7 +323,8 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			c.deleteTombstone(ctx, tombs[i].key, tombs[i].etag)
 		})
 	}()
-	if len(used) == 0 {
+	res.InboxPartial = partial
+	if len(used) == 0 && partial == 0 {
 		res.Status = StatusNothingToDo
 		res.RecordsAfter = res.RecordsBefore
 		return res, nil
@@ -322,6 +336,13 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	var buf bytes.Buffer
 	if err := out.Encode(&buf); err != nil {
 		return res, err
+	}
+	if len(used) == 0 && shardCond.IfMatch != "" && bytes.Equal(buf.Bytes(), body) {
+		// only partly bad objects, merged before: the shard already holds
+		// their valid records, and there is nothing to retire
+		res.Status = StatusNothingToDo
+		res.RecordsAfter = res.RecordsBefore
+		return res, nil
 	}
 	n := int64(buf.Len())
 	if _, err := c.st.Put(ctx, ShardKey(id), &buf, shardCond); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
+	"github.com/dhsi/dhsi/tableschema"
 )
 
 // backends runs a test on the local directory and on a real versitygw.
@@ -171,6 +172,36 @@ func TestCompaction(t *testing.T) {
 			}
 			if k := inboxKeys(t, st); len(k) != 1 || k[0] != InboxKey(ds[1]) {
 				t.Fatalf("inbox after compaction %v, want only the malformed object", k)
+			}
+		})
+		t.Run("a partly bad object: its valid records merged, every problem reported, the object kept (rule K3)", func(t *testing.T) {
+			st := newStore(t)
+			d := domainsIn("a1", 1)[0]
+			body := "domain␟company_name␟scraper_version␟updated_at␞" +
+				d + "␟Good␟1␟2024-01-01T00:00:00Z␞" +
+				d + "␟Bad time␟2␟␞" +
+				d + "␟Bad version␟two␟2025-01-01T00:00:00Z␞"
+			if _, err := st.Put(ctx, InboxKey(d), strings.NewReader(body), store.Cond{}); err != nil {
+				t.Fatal(err)
+			}
+			c := newCompiler(t, st, Config{Schema: testSchema(t)})
+			r, err := c.CompactShard(ctx, "a1")
+			if err != nil || r.Status != StatusCompacted || r.InboxPartial != 1 || r.InboxMerged != 0 || len(r.Errors) != 1 ||
+				!strings.Contains(r.Errors[0].Reason, "record 3: updated_at") || !strings.Contains(r.Errors[0].Reason, `record 4: field "scraper_version"`) {
+				t.Fatalf("result %+v, %v", r, err)
+			}
+			if got := shardRows(t, st, "a1")[d]; len(got) == 0 || got[1] != "Good" {
+				t.Fatalf("shard row %v, want the valid record", got)
+			}
+			if k := inboxKeys(t, st); len(k) != 1 {
+				t.Fatalf("inbox %v: the partly bad object must stay until it is fixed", k)
+			}
+			// again: nothing new to merge, so the shard is not rewritten
+			_, before, _ := store.ReadAll(ctx, st, ShardKey("a1"))
+			r, err = c.CompactShard(ctx, "a1")
+			_, after, _ := store.ReadAll(ctx, st, ShardKey("a1"))
+			if err != nil || r.Status != StatusNothingToDo || len(r.Errors) != 1 || before.ETag != after.ETag {
+				t.Fatalf("second compaction %+v %v; shard ETag %s → %s", r, err, before.ETag, after.ETag)
 			}
 		})
 		t.Run("a live lock makes the compaction report locked (I1)", func(t *testing.T) {
@@ -493,4 +524,9 @@ func TestCompactAllRemovesStaleClockObjects(t *testing.T) {
 	if _, err := st.Head(ctx, clockKeyStem+"dead"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the stale clock object is still there: %v", err)
 	}
+}
+
+func testSchema(t *testing.T) *tableschema.Schema {
+	t.Helper()
+	return tableschema.DefaultDomainPackage().Resources[0].Schema
 }

@@ -35,11 +35,10 @@ var tombstoneWait = 2 * time.Second
 // what was there, by its own choice, and relies on the store's conditional
 // delete being atomic (docs/format/usv.md, "Inbox protocol").
 func (c *Compiler) WriteInbox(ctx context.Context, domain string, t Table) error {
-	if err := ValidateDomain(domain); err != nil {
-		return err
-	}
-	if err := ValidateInbox(t, domain, "", func(string) string { return "" }); err != nil {
-		return fmt.Errorf("inbox record for %s: %w", domain, err)
+	if _, problems := c.rule.CheckTable(t, domain); len(problems) > 0 {
+		// the record rule (rule.go): what compaction would refuse is never
+		// written
+		return fmt.Errorf("inbox record for %s: %s", domain, JoinProblems(problems))
 	}
 	key := InboxKey(domain)
 	var tombSince time.Time
@@ -67,16 +66,16 @@ func (c *Compiler) WriteInbox(ctx context.Context, domain string, t Table) error
 			backoff = min(2*backoff, 200*time.Millisecond)
 			continue
 		case err == nil:
-			cur, perr := ParseTable(b)
-			if perr == nil {
-				perr = ValidateInbox(cur, domain, "", func(string) string { return "" })
-			}
-			if perr == nil {
+			cur, problems := c.rule.CheckInbox(b, domain)
+			if len(cur.Rows) > 0 {
 				inputs = append(inputs, cur)
-			} else if err := quarantine(ctx, c.st, domain, a.ETag, b); err != nil {
-				// a malformed object is never dropped silently (I4): it is
-				// copied to quarantine before this write replaces it
-				return err
+			}
+			if len(problems) > 0 {
+				// what the rule refuses is never dropped silently (I4): the
+				// object is copied to quarantine before this write replaces it
+				if err := quarantine(ctx, c.st, domain, a.ETag, b); err != nil {
+					return err
+				}
 			}
 			cond = store.Cond{IfMatch: a.ETag}
 		case errors.Is(err, store.ErrNotFound):

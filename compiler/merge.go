@@ -22,6 +22,9 @@ const (
 type Table struct {
 	Header []string
 	Rows   [][]string
+	// recordNo[i] is Rows[i]'s number in the file it was read from (the
+	// header is 1), when records were left out; nil: i+2
+	recordNo []int
 }
 
 // ParseTable reads a USV file whose first record is the header.
@@ -36,46 +39,65 @@ type Table struct {
 // must have as many units as the header, and its two readings differ by one
 // unit, so at most one fits: the file is never ambiguous, and a record that
 // neither reading fits is an error naming both counts, never a guess.
+//
+// A leading UTF-8 byte-order mark (what some Windows tools write) is not
+// part of the first field name: it is dropped.
 func ParseTable(b []byte) (Table, error) {
-	recs, err := usv.NewReader(bytes.NewReader(b)).ReadAll()
+	t, problems, err := parseRecords(b)
 	if err != nil {
 		return Table{}, err
 	}
+	if len(problems) > 0 {
+		return Table{}, errors.New(JoinProblems(problems))
+	}
+	return t, nil
+}
+
+// parseRecords is ParseTable that keeps the records that fit the header:
+// err is for a file with no valid header, problems name each record that
+// neither reading fits (left out of t).
+func parseRecords(b []byte) (t Table, problems []Problem, err error) {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	recs, err := usv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return Table{}, nil, err
+	}
 	if len(recs) == 0 {
-		return Table{}, fmt.Errorf("empty file: no header record")
+		return Table{}, nil, fmt.Errorf("empty file: no header record")
 	}
 	header := recs[0]
 	if term, ok := terminatedReading(header); ok {
 		header = term // the separated reading names an empty field
 	}
-	t := Table{Header: header, Rows: make([][]string, 0, len(recs)-1)}
+	t = Table{Header: header, Rows: make([][]string, 0, len(recs)-1)}
 	seen := map[string]bool{}
 	for _, h := range t.Header {
 		if h == "" {
-			return Table{}, fmt.Errorf("header has an empty field name")
+			return Table{}, nil, fmt.Errorf("header has an empty field name")
 		}
 		if seen[h] {
-			return Table{}, fmt.Errorf("header names field %q twice", h)
+			return Table{}, nil, fmt.Errorf("header names field %q twice", h)
 		}
 		seen[h] = true
 	}
-	var problems []string
 	for i, r := range recs[1:] {
 		switch term, ok := terminatedReading(r); {
 		case len(r) == len(t.Header):
 			t.Rows = append(t.Rows, r)
+			t.recordNo = append(t.recordNo, i+2)
 		case ok && len(term) == len(t.Header):
 			t.Rows = append(t.Rows, term)
+			t.recordNo = append(t.recordNo, i+2)
 		case ok:
-			problems = append(problems, fmt.Sprintf("record %d has %d units (%d if its last ␟ ends a unit), header has %d", i+2, len(r), len(term), len(t.Header)))
+			problems = append(problems, Problem{Record: i + 2, Reason: fmt.Sprintf("has %d units (%d if its last ␟ ends a unit), header has %d", len(r), len(term), len(t.Header))})
 		default:
-			problems = append(problems, fmt.Sprintf("record %d has %d units, header has %d", i+2, len(r), len(t.Header)))
+			problems = append(problems, Problem{Record: i + 2, Reason: fmt.Sprintf("has %d units, header has %d", len(r), len(t.Header))})
 		}
 	}
-	if len(problems) > 0 {
-		return Table{}, errors.New(strings.Join(problems, "; "))
+	if len(problems) == 0 {
+		t.recordNo = nil // record i is i+2
 	}
-	return t, nil
+	return t, problems, nil
 }
 
 // terminatedReading is a record's reading in the terminated form: when its
@@ -100,6 +122,15 @@ func (t Table) Encode(w io.Writer) error {
 		}
 	}
 	return uw.Flush()
+}
+
+// RecordNo is the number of Rows[i] in the file it was read from, the
+// header being record 1.
+func (t Table) RecordNo(i int) int {
+	if t.recordNo != nil {
+		return t.recordNo[i]
+	}
+	return i + 2
 }
 
 // column returns the index of a field in the header, or -1.
@@ -178,8 +209,8 @@ func OutputHeader(schemaFields []string, inputs ...Table) []string {
 
 // Merge computes a shard from the current shard and inbox tables: one
 // record per domain under the merge rule, sorted by domain. It is pure.
-// Every input must have domain and updated_at columns (ValidateInbox checks
-// inbox tables before they get here); shard rows with an empty domain are
+// Every input must have domain and updated_at columns (the record rule,
+// rule.go, checks inbox tables before they get here); shard rows with an empty domain are
 // carried through unchanged at the front, never dropped.
 //
 // The first schemaFields columns of header are the schema's fields (see
@@ -241,31 +272,3 @@ func indexOf(xs []string, x string) int {
 	return -1
 }
 
-// ValidateInbox checks an inbox object before it is merged (I4): it parses,
-// has domain and updated_at columns, every record is for the domain its key
-// names, lies in the shard being compacted, and has a parseable updated_at.
-// The error says which record and why.
-func ValidateInbox(t Table, keyDomain, wantShard string, shardOf func(string) string) error {
-	di, ui := t.column(DomainField), t.column(UpdatedAtField)
-	if di < 0 {
-		return fmt.Errorf("header has no %q field", DomainField)
-	}
-	if ui < 0 {
-		return fmt.Errorf("header has no %q field", UpdatedAtField)
-	}
-	if len(t.Rows) == 0 {
-		return fmt.Errorf("no records after the header")
-	}
-	for i, r := range t.Rows {
-		if r[di] != keyDomain {
-			return fmt.Errorf("record %d: domain %q, but the object is for %q", i+2, r[di], keyDomain)
-		}
-		if s := shardOf(r[di]); wantShard != "" && s != wantShard {
-			return fmt.Errorf("record %d: domain %q belongs to shard %s, not %s", i+2, r[di], s, wantShard)
-		}
-		if _, ok := ParseTimestamp(r[ui]); !ok {
-			return fmt.Errorf("record %d: updated_at %q is not an RFC 3339 timestamp", i+2, r[ui])
-		}
-	}
-	return nil
-}

@@ -15,22 +15,22 @@ func TestMerge(t *testing.T) {
 		want   [][]string
 	}{
 		{"the latest updated_at wins",
-			h, []Table{{h, [][]string{{"a.com", "old", "2024-01-01T00:00:00Z"}}}, {h, [][]string{{"a.com", "new", "2024-01-02T00:00:00Z"}}}},
+			h, []Table{{Header: h, Rows: [][]string{{"a.com", "old", "2024-01-01T00:00:00Z"}}}, {Header: h, Rows: [][]string{{"a.com", "new", "2024-01-02T00:00:00Z"}}}},
 			[][]string{{"a.com", "new", "2024-01-02T00:00:00Z"}}},
 		{"time zones are compared as instants",
-			h, []Table{{h, [][]string{{"a.com", "utc", "2024-01-01T10:00:00Z"}}}, {h, [][]string{{"a.com", "plus2", "2024-01-01T11:00:00+02:00"}}}},
+			h, []Table{{Header: h, Rows: [][]string{{"a.com", "utc", "2024-01-01T10:00:00Z"}}}, {Header: h, Rows: [][]string{{"a.com", "plus2", "2024-01-01T11:00:00+02:00"}}}},
 			[][]string{{"a.com", "utc", "2024-01-01T10:00:00Z"}}},
 		{"a tie is broken by the greater record, whatever the input order",
-			h, []Table{{h, [][]string{{"a.com", "Zeta", "2024-01-01T00:00:00Z"}}}, {h, [][]string{{"a.com", "Alpha", "2024-01-01T00:00:00Z"}}}},
+			h, []Table{{Header: h, Rows: [][]string{{"a.com", "Zeta", "2024-01-01T00:00:00Z"}}}, {Header: h, Rows: [][]string{{"a.com", "Alpha", "2024-01-01T00:00:00Z"}}}},
 			[][]string{{"a.com", "Zeta", "2024-01-01T00:00:00Z"}}},
 		{"a record with an unreadable updated_at loses",
-			h, []Table{{h, [][]string{{"a.com", "bad", "never"}}}, {h, [][]string{{"a.com", "good", "1999-01-01T00:00:00Z"}}}},
+			h, []Table{{Header: h, Rows: [][]string{{"a.com", "bad", "never"}}}, {Header: h, Rows: [][]string{{"a.com", "good", "1999-01-01T00:00:00Z"}}}},
 			[][]string{{"a.com", "good", "1999-01-01T00:00:00Z"}}},
 		{"files with older headers are mapped by name; missing fields are empty",
-			h, []Table{{[]string{"updated_at", "domain"}, [][]string{{"2024-01-01T00:00:00Z", "b.com"}}}},
+			h, []Table{{Header: []string{"updated_at", "domain"}, Rows: [][]string{{"2024-01-01T00:00:00Z", "b.com"}}}},
 			[][]string{{"b.com", "", "2024-01-01T00:00:00Z"}}},
 		{"records come out sorted by domain",
-			h, []Table{{h, [][]string{{"c.com", "", "2024-01-01T00:00:00Z"}, {"a.com", "", "2024-01-01T00:00:00Z"}}}},
+			h, []Table{{Header: h, Rows: [][]string{{"c.com", "", "2024-01-01T00:00:00Z"}, {"a.com", "", "2024-01-01T00:00:00Z"}}}},
 			[][]string{{"a.com", "", "2024-01-01T00:00:00Z"}, {"c.com", "", "2024-01-01T00:00:00Z"}}},
 	}
 	for _, c := range cases {
@@ -96,8 +96,8 @@ func TestParseTableReadsBothUSVForms(t *testing.T) {
 		{"an empty last unit in the terminated form", "a␟b␟␞c␟␟␞", []string{"a", "b"}, [][]string{{"c", ""}}, ""},
 		{"group and file markers end records", "a␟b␞c␟d␝e␟f␞g␟h␜i␟j", []string{"a", "b"}, [][]string{{"c", "d"}, {"e", "f"}, {"g", "h"}, {"i", "j"}}, ""},
 		{"the escape makes a separator data", "a␟b␟␞c␛␟x␟d␟␞", []string{"a", "b"}, [][]string{{"c␟x", "d"}}, ""},
-		{"a record no reading fits", "a␟b␟␞c␟d␟e␟␞", nil, nil, "record 2 has 4 units (3 if its last ␟ ends a unit), header has 2"},
-		{"every bad record is named", "a␟b␞c␞d␟e␟f␞", nil, nil, "record 2 has 1 units, header has 2; record 3 has 3 units, header has 2"},
+		{"a record no reading fits", "a␟b␟␞c␟d␟e␟␞", nil, nil, "record 2: has 4 units (3 if its last ␟ ends a unit), header has 2"},
+		{"every bad record is named", "a␟b␞c␞d␟e␟f␞", nil, nil, "record 2: has 1 units, header has 2; record 3: has 3 units, header has 2"},
 		{"an empty field name inside the header", "a␟␟b␞", nil, nil, "header has an empty field name"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

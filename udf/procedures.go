@@ -166,7 +166,10 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 				if err != nil {
 					return nil, err
 				}
-				d := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(domain)), ".")
+				d, err := compiler.NormalizeDomain(domain) // the record rule's K1
+				if err != nil {
+					return nil, &InvalidArgument{err}
+				}
 				key, err := p.PutInbox(ctx, d, fields)
 				if err != nil {
 					return nil, err

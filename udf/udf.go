@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"github.com/dhsi/dhsi/compiler"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -56,7 +57,8 @@ func guard(name string, fn duckdb.RowExecutorFn) duckdb.RowExecutorFn {
 }
 
 // shardID is shard_id(domain VARCHAR) → VARCHAR: the hash shard of a domain
-// ("5e"), under the index's recorded shard layout.
+// ("5e"), under the index's recorded shard layout, for the domain's key:
+// shard_id('Example.COM') is where example.com's record lives.
 type shardID struct {
 	cfg    duckdb.ScalarFuncConfig
 	layout shard.Layout
@@ -83,6 +85,12 @@ func (f *shardID) Executor() duckdb.ScalarFuncExecutor {
 		s, ok := values[0].(string)
 		if !ok {
 			return nil, fmt.Errorf("shard_id: want a VARCHAR domain, got %T", values[0])
+		}
+		// the shard a record of s lives in: its key is the normalized
+		// registered domain (the record rule's K1, compiler/rule.go); what is
+		// no registered domain has no record, and hashes as written
+		if d, err := compiler.NormalizeDomain(s); err == nil {
+			s = d
 		}
 		return f.layout.Of(s), nil
 	})}

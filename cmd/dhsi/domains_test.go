@@ -136,19 +136,32 @@ func TestDomainRecordsThroughSQL(t *testing.T) {
 		}
 	})
 
-	t.Run("records and files that fail the schema are listed in domain_errors and kept", func(t *testing.T) {
-		var domain string
-		if err := c.QueryRow(ctx, `CALL inbox_put('bad.example', '{"scraper_version": "lots"}')`).Scan(&domain, new(string), new(string)); err != nil {
+	t.Run("records that fail the schema are refused by writers, listed in domain_errors and never served", func(t *testing.T) {
+		_, err := c.Exec(ctx, `CALL inbox_put('bad.example', '{"scraper_version": "lots"}')`)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "22023" || !strings.Contains(pe.Message, `field "scraper_version"`) {
+			t.Fatalf("inbox_put of an uncastable value: %v; want 22023 naming the field", err)
+		}
+		// the same record PUT raw, as any S3 client may
+		body := "domain␟scraper_version␟updated_at␞bad.example␟lots␟2024-01-01T00:00:00Z␞"
+		if err := os.WriteFile(filepath.Join(dir, "indexes", "domains", "bad.example.usv"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		deadline := time.Now().Add(10 * time.Second)
 		var file, field, reason string
 		var record int32
-		err := c.QueryRow(ctx, "SELECT file, record, field, reason FROM domain_errors WHERE file LIKE '%bad.example%'").Scan(&file, &record, &field, &reason)
+		for {
+			err = c.QueryRow(ctx, "SELECT file, record, field, reason FROM domain_errors WHERE file LIKE '%bad.example%'").Scan(&file, &record, &field, &reason)
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		if err != nil || field != "scraper_version" || record != 2 || !strings.Contains(reason, "lots") {
 			t.Fatalf("domain_errors: %q %d %q %q %v", file, record, field, reason, err)
 		}
-		if got := one[*int64](t, c, "SELECT scraper_version FROM domains WHERE domain = 'bad.example'"); got != nil {
-			t.Fatalf("an uncastable value must read as NULL, got %d", *got)
+		if got := one[int64](t, c, "SELECT count(*) FROM domains WHERE domain = 'bad.example'"); got != 0 {
+			t.Fatalf("a record compaction refuses is served (%d rows)", got)
 		}
 	})
 
@@ -299,4 +312,124 @@ func TestLoopingWorkerIdlesOnMalformedObjects(t *testing.T) {
 	if _, err := st.Head(ctx, "indexes/domains/broken.example.usv"); err != nil {
 		t.Errorf("the malformed object was not kept: %v", err)
 	}
+}
+
+// TestOneRuleForARecord is issue 15 §5: writers, the compiler and the views
+// apply one rule (compiler/rule.go). What compaction would refuse is never
+// served and is listed in domain_errors with every problem; valid records
+// of a partly bad object are served and merged; domain keys are registered
+// domains spelled as etld1() spells them, and shard_id names their shard.
+func TestOneRuleForARecord(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h = "domain␟company_name␟scraper_version␟updated_at␞"
+	for key, body := range map[string]string{
+		"UPPER.ORG":       h + "UPPER.ORG␟Upper␟1␟2024-01-01T00:00:00Z␞",
+		"no-time.example": h + "no-time.example␟No time␟1␟␞",
+		"bom.example":     "\ufeff" + h + "bom.example␟Bom␟1␟2024-01-01T00:00:00Z␞",
+		"partly.example": h + "partly.example␟Good␟1␟2024-01-01T00:00:00Z␞" +
+			"partly.example␟Newer but bad␟two␟2025-01-01T00:00:00Z␞" +
+			"partly.example␟Short␞",
+	} {
+		if _, err := st.Put(ctx, "indexes/domains/"+key+".usv", strings.NewReader(body), store.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
+	served := func() string {
+		t.Helper()
+		rows, err := c.Query(ctx, "SELECT domain || '=' || company_name FROM domains ORDER BY domain")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		return strings.Join(out, " ")
+	}
+	const want = "bom.example=Bom partly.example=Good"
+	if got := served(); got != want {
+		t.Fatalf("domains serves %q, want %q", got, want)
+	}
+	errs := map[string]string{}
+	rows, err := c.Query(ctx, "SELECT file, string_agg(record || ':' || reason, ' | ' ORDER BY record) FROM domain_errors GROUP BY file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var f, r string
+		if err := rows.Scan(&f, &r); err != nil {
+			t.Fatal(err)
+		}
+		errs[strings.TrimSuffix(strings.TrimPrefix(f, "indexes/domains/"), ".usv")] = r
+	}
+	for key, want := range map[string][]string{
+		"UPPER.ORG":       {`want "upper.org"`},
+		"no-time.example": {`2:updated_at "" is not an RFC 3339 timestamp`},
+		"partly.example":  {`3:field "scraper_version"`, "4:has 2 units, header has 4"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(errs[key], w) {
+				t.Errorf("domain_errors for %s = %q, want it to say %q", key, errs[key], w)
+			}
+		}
+	}
+	if len(errs) != 3 {
+		t.Errorf("domain_errors lists %d objects, want 3: %v", len(errs), errs)
+	}
+
+	// compaction merges exactly what was served, and keeps what it refuses
+	if _, err := c.Exec(ctx, "CALL compact_all()"); err != nil {
+		t.Fatal(err)
+	}
+	if got := served(); got != want {
+		t.Fatalf("after compact_all domains serves %q, want %q", got, want)
+	}
+	if n := one[int64](t, c, "SELECT count(*) FROM domains_shards"); n != 2 {
+		t.Fatalf("the shards hold %d records, want the 2 served", n)
+	}
+	for _, key := range []string{"UPPER.ORG", "no-time.example", "partly.example"} {
+		if _, err := st.Head(ctx, "indexes/domains/"+key+".usv"); err != nil {
+			t.Errorf("%s: refused records must stay in the inbox until fixed: %v", key, err)
+		}
+	}
+
+	t.Run("keys are registered domains, spelled as etld1() spells them", func(t *testing.T) {
+		var errb strings.Builder
+		if code := run(ctx, []string{"put", "--store", dir, "domain=Bücher.de", "company_name=Bücher", "updated_at=2024-01-01T00:00:00Z"}, io.Discard, &errb); code != 0 {
+			t.Fatalf("put Bücher.de: exit %d: %s", code, errb.String())
+		}
+		c.Exec(ctx, "CALL compact_all()")
+		var key, viaEtld1 string
+		if err := c.QueryRow(ctx, "SELECT domain, etld1('https://www.Bücher.de/') FROM domains WHERE company_name = 'Bücher'").Scan(&key, &viaEtld1); err != nil || key != "xn--bcher-kva.de" || key != viaEtld1 {
+			t.Fatalf("stored as %q, etld1 says %q (%v)", key, viaEtld1, err)
+		}
+		sid := one[string](t, c, "SELECT shard_id('Bücher.DE')")
+		if sid != shard.Default().Of("xn--bcher-kva.de") {
+			t.Fatalf("shard_id('Bücher.DE') = %s, the record lives in %s", sid, shard.Default().Of("xn--bcher-kva.de"))
+		}
+		if _, err := os.Stat(filepath.Join(dir, "indexes/domains/shards", sid+".usv")); err != nil {
+			t.Fatalf("no shard %s: %v", sid, err)
+		}
+		for _, bad := range []string{"com", "www.example.com"} {
+			errb.Reset()
+			if code := run(ctx, []string{"put", "--store", dir, "domain=" + bad, "updated_at=2024-01-01T00:00:00Z"}, io.Discard, &errb); code == 0 || !strings.Contains(errb.String(), "registered domain") {
+				t.Errorf("put domain=%s: exit %d, %q; want a refusal that names registered domains", bad, code, errb.String())
+			}
+			_, err := c.Exec(ctx, "CALL inbox_put($1, '{\"updated_at\": \"2024-01-01T00:00:00Z\"}')", bad)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "22023" || !strings.Contains(pe.Message, "registered domain") {
+				t.Errorf("inbox_put(%q): %v; want 22023 naming registered domains", bad, err)
+			}
+		}
+	})
 }

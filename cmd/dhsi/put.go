@@ -226,16 +226,17 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 				rejected++
 				continue
 			}
-			// DNS names are case-insensitive and a trailing dot is the root:
-			// one domain, one inbox object
-			d := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(row[di])), ".")
-			row = append([]string(nil), row...)
-			row[di] = d
-			if err := compiler.ValidateDomain(d); err != nil {
+			// the record rule's K1 (compiler/rule.go): one spelling per
+			// registered domain (lower case, punycode, no root dot), as the
+			// URL index writes it
+			d, err := compiler.NormalizeDomain(row[di])
+			if err != nil {
 				fmt.Fprintf(stderr, "record %d: %v\n", n+1, err)
 				rejected++
 				continue
 			}
+			row = append([]string(nil), row...)
+			row[di] = d
 			g := out[d]
 			if g.Header == nil {
 				g.Header = t.Header
