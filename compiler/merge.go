@@ -271,4 +271,3 @@ func indexOf(xs []string, x string) int {
 	}
 	return -1
 }
-
