@@ -117,3 +117,22 @@ func TestParseTableReadsBothUSVForms(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterWritesTheSpecificationsForm: what DHSI lands in the inbox and
+// in shards is the USV specification's terminated form (issue 15 §1), and
+// reads back unchanged.
+func TestWriterWritesTheSpecificationsForm(t *testing.T) {
+	tb := Table{Header: []string{"domain", "company_name", "updated_at"}, Rows: [][]string{{"example.com", "", "2024-01-01T00:00:00Z"}}}
+	var buf bytes.Buffer
+	if err := tb.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	const want = "domain␟company_name␟updated_at␟␞\nexample.com␟␟2024-01-01T00:00:00Z␟␞\n"
+	if buf.String() != want {
+		t.Fatalf("Encode wrote %q, want %q", buf.String(), want)
+	}
+	back, err := ParseTable(buf.Bytes())
+	if err != nil || !reflect.DeepEqual(back, tb) {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+}

@@ -256,16 +256,23 @@ func duckDBDuration(x string) string {
 	return "CASE WHEN " + valid + " THEN " + value + " END"
 }
 
+// RecordEndColumn names the column DuckDBQuery declares past the schema's
+// fields: in the terminated form (a␟b␟␞, what DHSI writes) read_csv sees
+// one more unit after the last ␟, the ␞ itself.
+const RecordEndColumn = "dhsi_record_end"
+
 // DuckDBQuery returns a query that reads canonical USV files (files is a
 // path or glob, as read_csv takes it) and types every column by the
 // schema, using nothing but DuckDB. It relies on the files' columns being
 // the schema's fields in schema order, as DHSI's compiler writes shards;
 // a file with fewer trailing columns reads them as NULL.
 //
-// Why the options: read_csv takes a multi-byte delimiter (␟) but only a
-// line break as the record separator, so each record's last unit keeps
-// the ␞ that precedes the line break; regexp_replace strips it from
-// whichever column it ends. quote=” and escape=” because USV has no
+// Files may be in either USV form. Why the options: read_csv takes a
+// multi-byte delimiter (␟) but only a line break as the record separator,
+// so in the separated form (a␟b␞) each record's last unit keeps the ␞
+// that precedes the line break, and regexp_replace strips it from
+// whichever column it ends; in the terminated form the ␞ is a unit of its
+// own, read into RecordEndColumn. quote=” and escape=” because USV has no
 // quoting: a unit that starts with '"' is data. auto_detect=false with
 // explicit columns so DuckDB's sniffer cannot guess a different dialect
 // from a few rows, and so the names come from the schema rather than the
@@ -286,6 +293,9 @@ func DuckDBQuery(s *Schema, files string) (string, error) {
 	for _, f := range s.Fields {
 		cols = append(cols, sqlString(f.Name)+": 'VARCHAR'")
 	}
+	// the terminated form's ␟ after the last unit opens one more column,
+	// holding the ␞; the separated form leaves it NULL (null_padding)
+	cols = append(cols, sqlString(RecordEndColumn)+": 'VARCHAR'")
 	return "SELECT\n" + sel + "\nFROM (\n" +
 		"  SELECT regexp_replace(COLUMNS(*), '\u241E$', '')\n" +
 		"  FROM read_csv(" + sqlString(files) + ", delim = '\u241F', header = true, quote = '', escape = '',\n" +

@@ -18,11 +18,21 @@ import (
 	"github.com/dhsi/dhsi/usv"
 )
 
-// canonicalShard is a shard in DHSI's canonical USV, written out byte by
-// byte: units separated by ␟ (U+241F), every record ending in ␞ (U+241E)
-// and LF. The values are chosen to trip CSV readers: a unit that looks
-// quoted, commas, a backslash, spaces, a leading '#', empty units.
-const canonicalShard = "domain␟company_name␟scraper_version␟updated_at␞\n" +
+// canonicalShard is a shard as DHSI writes it, byte by byte: the USV
+// specification's terminated form, every unit ended by ␟ (U+241F), every
+// record by ␞ (U+241E) and LF. The values are chosen to trip CSV readers:
+// a unit that looks quoted, commas, a backslash, spaces, a leading '#',
+// empty units.
+const canonicalShard = "domain␟company_name␟scraper_version␟updated_at␟␞\n" +
+	"example.com␟\"Acme\"␟3␟2024-05-01T10:00:00Z␟␞\n" +
+	"#b.org␟  spaced, with comma  ␟␟␟␞\n" +
+	"c.net␟C\\x␟12␟2024-05-02T10:00:00.5+02:00␟␞\n" +
+	"d.io␟D␟oops␟2024-05-03T10:00:00Z␟␞\n"
+
+// separatedShard is the same shard in the separated form releases before
+// issue 15 wrote (␟ between units): stores keep such shards until their
+// next compaction, so every recipe must read both.
+const separatedShard = "domain␟company_name␟scraper_version␟updated_at␞\n" +
 	"example.com␟\"Acme\"␟3␟2024-05-01T10:00:00Z␞\n" +
 	"#b.org␟  spaced, with comma  ␟␟␞\n" +
 	"c.net␟C\\x␟12␟2024-05-02T10:00:00.5+02:00␞\n" +
@@ -73,9 +83,17 @@ func queryAll(t *testing.T, conn *sql.Conn, q string, args ...any) ([]string, []
 
 func writeShard(t *testing.T) string {
 	t.Helper()
+	return writeShardForm(t, canonicalShard)
+}
+
+// shardForms are the two USV forms a store's shards may be in.
+var shardForms = map[string]string{"terminated": canonicalShard, "separated": separatedShard}
+
+func writeShardForm(t *testing.T, body string) string {
+	t.Helper()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "a1.usv")
-	if err := os.WriteFile(p, []byte(canonicalShard), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -88,6 +106,9 @@ func shardRecords(t *testing.T) [][]string {
 	recs, err := usv.NewReader(strings.NewReader(canonicalShard)).ReadAll()
 	if err != nil {
 		t.Fatalf("read canonical shard: %v", err)
+	}
+	for i, r := range recs {
+		recs[i] = r[:len(r)-1] // the terminated form's last, empty unit
 	}
 	return recs
 }
@@ -110,9 +131,12 @@ func TestCanonicalShardIsWhatUSVWriterWrites(t *testing.T) {
 	}
 }
 
+// TestReadCSVOnCanonicalUSV measures read_csv on the separated form (what
+// earlier releases wrote; the terminated form only adds a last column
+// holding ␞, which DuckDBQuery declares).
 func TestReadCSVOnCanonicalUSV(t *testing.T) {
 	conn := openDuckDB(t)
-	path := writeShard(t)
+	path := writeShardForm(t, separatedShard)
 	recs := shardRecords(t)
 	lit := sqlString(path)
 
@@ -203,8 +227,14 @@ func TestReadCSVOnCanonicalUSV(t *testing.T) {
 }
 
 func TestDuckDBQueryTypesAShardAsRowCheckerDoes(t *testing.T) {
+	for form, body := range shardForms {
+		t.Run(form, func(t *testing.T) { duckDBQueryTypesAShard(t, body) })
+	}
+}
+
+func duckDBQueryTypesAShard(t *testing.T, body string) {
 	conn := openDuckDB(t)
-	path := writeShard(t)
+	path := writeShardForm(t, body)
 	s := DefaultDomainPackage().Resources[0].Schema
 	q, err := DuckDBQuery(s, path)
 	if err != nil {
@@ -250,12 +280,19 @@ FROM (
   FROM read_csv('indexes/domains/shards/*.usv', delim = '␟', header = true,
                 quote = '', escape = '', auto_detect = false, null_padding = true,
                 columns = {'domain': 'VARCHAR', 'company_name': 'VARCHAR',
-                           'scraper_version': 'VARCHAR', 'updated_at': 'VARCHAR'})
+                           'scraper_version': 'VARCHAR', 'updated_at': 'VARCHAR',
+                           'dhsi_record_end': 'VARCHAR'})
 )`
 
 func TestShortShardSQLReadsTheCanonicalShard(t *testing.T) {
+	for form, body := range shardForms {
+		t.Run(form, func(t *testing.T) { shortShardSQLReads(t, body) })
+	}
+}
+
+func shortShardSQLReads(t *testing.T, body string) {
 	conn := openDuckDB(t)
-	path := writeShard(t)
+	path := writeShardForm(t, body)
 	q := strings.Replace(shortShardSQL, "indexes/domains/shards/*.usv", path, 1)
 	cols, rows, err := queryAll(t, conn, q)
 	if err != nil {

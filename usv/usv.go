@@ -8,9 +8,15 @@
 // immediately after a unit or record separator is layout and is dropped; the
 // C0 control forms (US 0x1F, RS 0x1E, ESC 0x1B) are accepted as the same
 // separators; a final record without a terminating separator is still a
-// record. Writer guarantees: Read(Write(records)) == records for every
-// record of valid UTF-8 strings other than the lone empty unit [""], which
-// it refuses (on the wire it is an empty record, and readers skip those).
+// record. The Reader returns units as they are separated: a record in the
+// specification's terminated form (every unit followed by ␟, "a␟b␟␞")
+// reads with a last, empty unit ([a b ""]); which reading a file means is
+// its header's business (compiler.ParseTable, docs/format/usv.md).
+//
+// Writer guarantees: it writes the specification's terminated form, and
+// Read(Write(r)) == append(r, "") for every record r of valid UTF-8
+// strings other than the lone empty unit [""], which it refuses (readers
+// of the separated form would see an empty record, and skip it).
 package usv
 
 import (
@@ -170,9 +176,9 @@ func (r *Reader) ReadAll() ([][]string, error) {
 	}
 }
 
-// Writer writes records in DHSI's canonical USV: Unicode separators, each
-// record followed by ␞ and a line break (layout, so files read well in a
-// terminal), separator characters in data escaped with ␛.
+// Writer writes records in the USV specification's terminated form: every
+// unit followed by ␟, every record by ␞ and a line break (layout, so files
+// read well in a terminal), separator characters in data escaped with ␛.
 type Writer struct {
 	w *bufio.Writer
 }
@@ -190,9 +196,6 @@ func (w *Writer) Write(units []string) error {
 		if !utf8.ValidString(u) {
 			return fmt.Errorf("usv: unit %d: %w", i+1, ErrInvalidUTF8)
 		}
-		if i > 0 {
-			w.w.WriteRune(UnitSep)
-		}
 		for j, c := range u {
 			// separators and escapes are escaped; so is a line break that
 			// opens a unit, which a reader would take for layout
@@ -201,6 +204,7 @@ func (w *Writer) Write(units []string) error {
 			}
 			w.w.WriteRune(c)
 		}
+		w.w.WriteRune(UnitSep) // the specification's form: ␟ ends every unit
 	}
 	w.w.WriteRune(RecordSep)
 	_, err := w.w.WriteString("\n")
