@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/store"
 )
 
@@ -59,11 +59,11 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	// the store's datapackage.json decides the fields and the shard layout
-	pkg, err := catalog.LoadPackage(ctx, st)
+	pkg, err := records.LoadPackage(ctx, st)
 	if err != nil {
 		return err
 	}
-	base, err := catalog.CompilerConfig(pkg)
+	base, err := records.CompilerConfig(pkg)
 	if err != nil {
 		return err
 	}

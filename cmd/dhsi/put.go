@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/internal/parallel"
+	"github.com/dhsi/dhsi/records"
 )
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -71,11 +71,11 @@ Flags:
 	if err != nil {
 		return err
 	}
-	pkg, err := catalog.LoadPackage(ctx, st)
+	pkg, err := records.LoadPackage(ctx, st)
 	if err != nil {
 		return err
 	}
-	cfg, err := catalog.CompilerConfig(pkg)
+	cfg, err := records.CompilerConfig(pkg)
 	if err != nil {
 		return err
 	}

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/internal/s3test"
+	"github.com/dhsi/dhsi/records"
 )
 
 // TestReadsNeverLoseARecord is issue 15 §2's proof: while records move from
@@ -35,11 +35,11 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 		n = 800
 	}
 	ctx := context.Background()
-	pkg, err := catalog.LoadPackage(ctx, st)
+	pkg, err := records.LoadPackage(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := catalog.CompilerConfig(pkg)
+	cfg, err := records.CompilerConfig(pkg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/dhsi/dhsi/internal/redact"
 	"github.com/dhsi/dhsi/metrics"
 	"github.com/dhsi/dhsi/migrations"
+	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/udf"
@@ -125,7 +126,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *noNative {
 		native = nil
 	}
-	var domains *catalog.Domains
+	var domains *records.Domains
 	var urls *urlService
 	var urlFuncs udf.URLIndexFuncs
 	grants, err := access.OpenBook(ctx, st, log)
@@ -177,12 +178,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Init: []func(context.Context, *sql.DB) error{
 			func(ctx context.Context, db *sql.DB) error { return migrations.Apply(ctx, db) },
 			func(ctx context.Context, db *sql.DB) error {
-				d, err := catalog.OpenDomains(ctx, st, db, log)
+				d, err := records.OpenDomains(ctx, st, db, log)
 				if err != nil {
 					return fmt.Errorf("domain records: %w", err)
 				}
 				domains = d
-				layout, err := catalog.LayoutOf(d.Package())
+				layout, err := records.LayoutOf(d.Package())
 				if err != nil {
 					return err
 				}
@@ -408,11 +409,11 @@ func portOf(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 
 // domainProcedures wires CALL compact_shard / compact_all / inbox_put to the
 // store, with the schema the server loaded.
-func domainProcedures(st store.Store, d *catalog.Domains, log *slog.Logger) udf.Procedures {
+func domainProcedures(st store.Store, d *records.Domains, log *slog.Logger) udf.Procedures {
 	// one way to make a compiler for every procedure: schema and layout
 	// from the package the server holds at the time of the call
 	newCompiler := func() (*compiler.Compiler, error) {
-		cfg, err := catalog.CompilerConfig(d.Package())
+		cfg, err := records.CompilerConfig(d.Package())
 		if err != nil {
 			return nil, err
 		}
