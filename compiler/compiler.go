@@ -136,6 +136,13 @@ func (c *Compiler) ShardOf(domain string) string { return c.cfg.Layout.Of(domain
 func (c *Compiler) Pending(ctx context.Context) (map[string][]store.Attrs, error) {
 	out := map[string][]store.Attrs{}
 	err := c.st.List(ctx, InboxPrefix, func(a store.Attrs) error {
+		if id, ok := ShardOfBatchKey(a.Key); ok {
+			if !c.cfg.Layout.Valid(id) {
+				id = ""
+			}
+			out[id] = append(out[id], a)
+			return nil
+		}
 		d, ok := DomainOfInboxKey(a.Key)
 		if !ok {
 			return nil
@@ -214,8 +221,11 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 	if bad := pending[""]; len(bad) > 0 {
 		r := Result{Shard: "", Status: StatusNothingToDo}
 		for _, a := range bad {
-			d, _ := DomainOfInboxKey(a.Key)
-			r.Errors = append(r.Errors, InboxError{Key: a.Key, Reason: "the object's key: " + CheckKey(d).Error()})
+			reason := fmt.Sprintf("the batch's shard is not a shard id of width %d", c.cfg.Layout.Width)
+			if d, ok := DomainOfInboxKey(a.Key); ok {
+				reason = "the object's key: " + CheckKey(d).Error()
+			}
+			r.Errors = append(r.Errors, InboxError{Key: a.Key, Reason: reason})
 		}
 		out = append(out, r)
 	}
@@ -261,8 +271,9 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	// Read each inbox object once, Parallel at a time; remember the ETag of
 	// the version read (I3). Results keep the listing's order.
 	type merged struct {
-		key  string
-		etag store.ETag
+		key   string
+		etag  store.ETag
+		batch bool // a batch object: written once, deleted directly (I3)
 	}
 	type fetched struct {
 		t    Table // the records the rule accepts
@@ -288,8 +299,14 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			got[i] = fetched{etag: ia.ETag, tomb: true}
 			return
 		}
-		d, _ := DomainOfInboxKey(a.Key)
-		t, bad := c.rule.CheckInbox(b, d)
+		var t Table
+		var bad []Problem
+		if _, batch := ShardOfBatchKey(a.Key); batch {
+			t, bad = c.rule.CheckBatch(b, id, c.cfg.Layout.Of)
+		} else {
+			d, _ := DomainOfInboxKey(a.Key)
+			t, bad = c.rule.CheckInbox(b, d)
+		}
 		got[i] = fetched{t: t, etag: ia.ETag, bad: bad}
 	})
 	var used, tombs []merged
@@ -301,7 +318,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			return res, f.err
 		case f.skip:
 		case f.tomb:
-			tombs = append(tombs, merged{inbox[i].Key, f.etag})
+			tombs = append(tombs, merged{key: inbox[i].Key, etag: f.etag})
 		case len(f.bad) > 0: // I4: reported, kept, never blocks the shard
 			res.Errors = append(res.Errors, InboxError{Key: inbox[i].Key, Reason: JoinProblems(f.bad)})
 			if len(f.t.Rows) > 0 { // rule K3: its valid records are merged
@@ -310,7 +327,8 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			}
 		default:
 			tables = append(tables, f.t)
-			used = append(used, merged{inbox[i].Key, f.etag})
+			_, batch := ShardOfBatchKey(inbox[i].Key)
+			used = append(used, merged{inbox[i].Key, f.etag, batch})
 		}
 	}
 	// tombstones hold no records: they go under this lock whatever else
@@ -375,7 +393,9 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	parallel.ForEach(len(used), c.cfg.Parallel, func(i int) {
 		m := used[i]
 		var err error
-		if atomic {
+		if atomic || m.batch {
+			// a batch key is never written again (BatchKey), so its delete
+			// races with no put, atomic or not
 			err = c.st.Delete(ctx, m.key, store.Cond{IfMatch: m.etag})
 		} else {
 			var a store.Attrs

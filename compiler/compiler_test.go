@@ -530,3 +530,108 @@ func testSchema(t *testing.T) *tableschema.Schema {
 	t.Helper()
 	return tableschema.DefaultDomainPackage().Resources[0].Schema
 }
+
+// TestBatches: records of many domains landed as batch objects (one per
+// shard, written once) are merged by compaction like inbox objects, and the
+// batch objects are deleted once their shards are durable; what the rule
+// refuses is reported, never written.
+func TestBatches(t *testing.T) {
+	ctx := context.Background()
+	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
+		st := newStore(t)
+		c := newCompiler(t, st, Config{Schema: testSchema(t)})
+		tb := Table{Header: fields}
+		for i := 0; i < 300; i++ {
+			d := fmt.Sprintf("batch%d.example", i)
+			tb.Rows = append(tb.Rows, []string{d, "Co", "1", "2024-01-01T00:00:00Z"})
+		}
+		tb.Rows = append(tb.Rows, []string{"com", "Suffix", "1", "2024-01-01T00:00:00Z"}, []string{"batch7.example", "Bad", "x", "2025-01-01T00:00:00Z"})
+		rep, err := c.WriteBatch(ctx, tb)
+		if err != nil || rep.Landed != 300 || rep.Failed != 2 || len(rep.Errors) != 2 || rep.Objects > 256 {
+			t.Fatalf("WriteBatch: %+v, %v", rep, err)
+		}
+		res, err := c.CompactAll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged, records := 0, 0
+		for _, r := range res {
+			merged += r.InboxMerged
+			records += r.RecordsAfter
+			if len(r.Errors) > 0 {
+				t.Errorf("shard %s: %v", r.Shard, r.Errors)
+			}
+		}
+		if merged != rep.Objects || records != 300 {
+			t.Fatalf("compaction merged %d of %d batch objects, shards hold %d records", merged, rep.Objects, records)
+		}
+		if k := inboxKeys(t, st); len(k) != 0 {
+			t.Fatalf("batch objects left after compaction: %v", k)
+		}
+		var left []string
+		st.List(ctx, BatchPrefix, func(a store.Attrs) error { left = append(left, a.Key); return nil })
+		if len(left) != 0 {
+			t.Fatalf("batch objects left: %v", left)
+		}
+
+		t.Run("a record in the wrong shard's batch is refused, the others merged", func(t *testing.T) {
+			d := domainsIn("10", 1)[0]
+			body := "domain␟updated_at␟␞" + d + "␟2024-01-01T00:00:00Z␟␞" + domainsIn("11", 1)[0] + "␟2024-01-01T00:00:00Z␟␞"
+			if _, err := st.Put(ctx, BatchKey("10", "handmade"), strings.NewReader(body), store.Cond{}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.CompactShard(ctx, "10")
+			if err != nil || r.InboxPartial != 1 || len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Reason, "belongs to shard 11") {
+				t.Fatalf("result %+v %v", r, err)
+			}
+			if _, ok := shardRows(t, st, "10")[d]; !ok {
+				t.Fatal("the valid record was not merged")
+			}
+		})
+	})
+}
+
+func TestBatcher(t *testing.T) {
+	st, err := localfs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCompiler(t, st, Config{})
+	b := c.NewBatcher(fields, BatcherConfig{MaxRecords: 1000, MaxDelay: 50 * time.Millisecond, InFlight: 2})
+	for i := 0; i < 2500; i++ {
+		d := fmt.Sprintf("batcher%d.example", i)
+		if err := b.Add([]string{d, "Co", "1", "2024-01-01T00:00:00Z"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Add([]string{"www.batcher1.example", "Co", "1", "2024-01-01T00:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.Flush(context.Background())
+	if err != nil || rep.Landed != 2500 || rep.Failed != 1 || !strings.Contains(strings.Join(rep.Errors, ""), "registered domain") {
+		t.Fatalf("Flush: %+v, %v", rep, err)
+	}
+	// a lone record is landed by MaxDelay, without a Flush
+	count := func() int {
+		n := 0
+		st.List(context.Background(), BatchPrefix+shard.Default().Of("late.example")+"/", func(a store.Attrs) error { n++; return nil })
+		return n
+	}
+	before := count()
+	if err := b.Add([]string{"late.example", "Co", "1", "2024-01-01T00:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if count() > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a queued record was not landed within MaxDelay")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rep, err := b.Flush(context.Background()); err != nil || rep.Landed != 2501 {
+		t.Fatalf("second Flush: %+v %v", rep, err)
+	}
+}

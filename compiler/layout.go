@@ -15,6 +15,29 @@ const (
 	clockKeyStem = "indexes/domains/shards/.clock-"
 )
 
+// BatchPrefix holds batch objects: records of many domains of one shard,
+// landed in one write (docs/format/usv.md, "Batch objects").
+const BatchPrefix = "indexes/domains/batches/"
+
+// BatchKey is a batch object of shard id; name is unique per batch (the
+// writer's clock and randomness), so a batch key is written once and never
+// again.
+func BatchKey(id, name string) string { return BatchPrefix + id + "/" + name + inboxSuffix }
+
+// ShardOfBatchKey returns the shard a batch key names, or false when key is
+// no batch object.
+func ShardOfBatchKey(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, BatchPrefix)
+	if !ok {
+		return "", false
+	}
+	id, name, ok := strings.Cut(rest, "/")
+	if !ok || id == "" || strings.Contains(name, "/") || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, inboxSuffix) {
+		return "", false
+	}
+	return id, true
+}
+
 // InboxKey is where a worker lands records for domain.
 func InboxKey(domain string) string { return InboxPrefix + domain + inboxSuffix }
 

@@ -127,7 +127,41 @@ func (r Rule) CheckInbox(b []byte, keyDomain string) (Table, []Problem) {
 	if err != nil {
 		return Table{}, []Problem{{Reason: err.Error()}}
 	}
-	return r.check(t, shape, keyDomain)
+	return r.check(t, shape, sameDomain(keyDomain))
+}
+
+// CheckBatch applies the rule to the body of a batch object of shard id
+// (K3 with the batch's own K1: every record's domain is a domain key that
+// shardOf puts in shard id).
+func (r Rule) CheckBatch(b []byte, id string, shardOf func(string) string) (Table, []Problem) {
+	t, shape, err := parseRecords(b)
+	if err != nil {
+		return Table{}, []Problem{{Reason: err.Error()}}
+	}
+	return r.check(t, shape, inShard(id, shardOf))
+}
+
+// sameDomain accepts the domain of an inbox object's key.
+func sameDomain(keyDomain string) func(string) string {
+	return func(d string) string {
+		if d != keyDomain {
+			return fmt.Sprintf("domain %q, but the object is for %q", d, keyDomain)
+		}
+		return ""
+	}
+}
+
+// inShard accepts domain keys of shard id.
+func inShard(id string, shardOf func(string) string) func(string) string {
+	return func(d string) string {
+		if err := CheckKey(d); err != nil {
+			return err.Error()
+		}
+		if s := shardOf(d); s != id {
+			return fmt.Sprintf("domain %q belongs to shard %s, not to the batch's shard %s", d, s, id)
+		}
+		return ""
+	}
 }
 
 // CheckTable applies the rule to records a writer hands over (K3; the key
@@ -141,10 +175,12 @@ func (r Rule) CheckTable(t Table, keyDomain string) (Table, []Problem) {
 			return Table{}, []Problem{{Record: i + 2, Reason: fmt.Sprintf("%d units, header has %d", len(row), len(t.Header))}}
 		}
 	}
-	return r.check(t, nil, keyDomain)
+	return r.check(t, nil, sameDomain(keyDomain))
 }
 
-func (r Rule) check(t Table, shape []Problem, keyDomain string) (Table, []Problem) {
+// check applies K2 and K3; domainProblem says what is wrong with a
+// record's domain, "" when nothing is.
+func (r Rule) check(t Table, shape []Problem, domainProblem func(string) string) (Table, []Problem) {
 	var problems []Problem
 	di, ui := t.column(DomainField), t.column(UpdatedAtField)
 	if di < 0 {
@@ -176,8 +212,9 @@ func (r Rule) check(t Table, shape []Problem, keyDomain string) (Table, []Proble
 			n = t.recordNo[i]
 		}
 		bad := false
-		if row[di] != keyDomain {
-			problems = append(problems, Problem{n, DomainField, fmt.Sprintf("domain %q, but the object is for %q", row[di], keyDomain)})
+		badDomain := domainProblem(row[di])
+		if badDomain != "" {
+			problems = append(problems, Problem{n, DomainField, badDomain})
 			bad = true
 		}
 		if _, valid := ParseTimestamp(row[ui]); !valid {
@@ -191,7 +228,7 @@ func (r Rule) check(t Table, shape []Problem, keyDomain string) (Table, []Proble
 				if errors.As(fe.Err, &ce) && (ce.Constraint == "unique" || ce.Constraint == "primaryKey") {
 					continue // several versions of one domain: the merge keeps the latest
 				}
-				if fe.Field == UpdatedAtField || (fe.Field == DomainField && row[di] != keyDomain) {
+				if fe.Field == UpdatedAtField || (fe.Field == DomainField && badDomain != "") {
 					continue // already said above, in the rule's own words
 				}
 				problems = append(problems, Problem{n, fe.Field, fe.Error()})

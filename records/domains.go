@@ -62,6 +62,7 @@ type Domains struct {
 	mu     sync.Mutex // serialises Refresh; guards the fields below
 	pkg    *tableschema.Package
 	rule   compiler.Rule // the record rule: what the views serve from the inbox
+	layout shard.Layout  // the recorded shard layout (batch objects' shards)
 	fields []string      // schema field names, in order (mirror columns)
 	known  map[string]store.ETag
 }
@@ -303,8 +304,12 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
 	if err != nil {
 		return err
 	}
+	layout, err := LayoutOf(pkg)
+	if err != nil {
+		return err
+	}
 	d.mu.Lock()
-	d.pkg, d.rule, d.fields, d.known = pkg, rule, fields, known
+	d.pkg, d.rule, d.layout, d.fields, d.known = pkg, rule, layout, fields, known
 	d.mu.Unlock()
 	return nil
 }
@@ -391,6 +396,9 @@ func sourceOf(key string) string {
 	if _, ok := compiler.DomainOfInboxKey(key); ok {
 		return "inbox"
 	}
+	if _, ok := compiler.ShardOfBatchKey(key); ok {
+		return "inbox" // a batch object: pending records of many domains
+	}
 	if rest, ok := strings.CutPrefix(key, compiler.ShardPrefix); ok && strings.HasSuffix(rest, ".usv") && !strings.Contains(rest, "/") && !strings.HasPrefix(rest, ".") {
 		return "shard"
 	}
@@ -444,8 +452,14 @@ func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.
 		}
 		// the record rule (compiler/rule.go): serve exactly what compaction
 		// would merge, list every problem it would report
-		domain, _ := compiler.DomainOfInboxKey(key)
-		t, problems := d.rule.CheckInbox(b, domain)
+		var t compiler.Table
+		var problems []compiler.Problem
+		if id, batch := compiler.ShardOfBatchKey(key); batch {
+			t, problems = d.rule.CheckBatch(b, id, d.layout.Of)
+		} else {
+			domain, _ := compiler.DomainOfInboxKey(key)
+			t, problems = d.rule.CheckInbox(b, domain)
+		}
 		for _, p := range problems {
 			o.errors = append(o.errors, []driver.Value{key, int32(p.Record), p.Field, p.Reason})
 		}

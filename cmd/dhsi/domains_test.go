@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -432,4 +433,45 @@ func TestOneRuleForARecord(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPutLandsBatches: dhsi put of many records lands batch objects, one per
+// shard, written once (issue 15 §4); the views serve them at once, a
+// refused record is reported and the rest land, and compaction moves them
+// into shards and removes the batch objects.
+func TestPutLandsBatches(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("domain␟company_name␟scraper_version␟updated_at␟␞\n")
+	for i := 0; i < 500; i++ {
+		fmt.Fprintf(&b, "Batch%d.Example␟Co %d␟1␟2024-01-01T00:00:00Z␟␞\n", i, i)
+	}
+	b.WriteString("com␟Suffix␟1␟2024-01-01T00:00:00Z␟␞\n")
+	file := filepath.Join(t.TempDir(), "records.usv")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	code := run(ctx, []string{"put", "--store", dir, file}, &out, &errb)
+	if code != 1 || !strings.Contains(out.String(), "landed 500 in") || !strings.Contains(errb.String(), "public suffix") {
+		t.Fatalf("put: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
+	if n := one[int64](t, c, "SELECT count(*) FROM domains WHERE domain LIKE 'batch%.example'"); n != 500 {
+		t.Fatalf("domains serves %d of the 500 batched records before compaction", n)
+	}
+	if _, err := c.Exec(ctx, "CALL compact_all()"); err != nil {
+		t.Fatal(err)
+	}
+	if n := one[int64](t, c, "SELECT count(*) FROM domains_shards WHERE domain LIKE 'batch%.example'"); n != 500 {
+		t.Fatalf("the shards hold %d of the 500 records", n)
+	}
+	if n := one[int64](t, c, "SELECT count(*) FROM domains_inbox"); n != 0 {
+		t.Fatalf("%d records still pending after compact_all", n)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "indexes/domains/batches/*/*.usv"))
+	if len(left) != 0 {
+		t.Fatalf("batch objects left after compaction: %v", left)
+	}
 }

@@ -25,16 +25,21 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fs)
-	parallel := fs.Int("parallel", 8, "inbox objects written concurrently")
+	parallel := fs.Int("parallel", 8, "objects written concurrently")
+	batch := fs.String("batch", "auto", "land records as batch objects, one per shard, written once without a read (on), or in each domain's inbox object, merged with what is there (off); auto: batches when there is more than one record")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage:
   dhsi put [flags] field=value ...     one record, e.g. domain=example.com company_name="Example Inc"
   dhsi put [flags] FILE ...            records from .usv, .csv, .tsv or .jsonl files (- for USV on stdin)
 
-Writes each domain's records to its inbox object indexes/domains/{domain}.usv,
-merging with what is there (the latest updated_at wins), exactly as a worker
-would. updated_at defaults to now. A record that cannot be written is reported
-and the rest proceed; the exit status is 1 if any was rejected.
+One record goes to its domain's inbox object indexes/domains/{domain}.usv,
+merged with what is there (the latest updated_at wins), exactly as a worker
+would. Many records go as batch objects indexes/domains/batches/{hh}/…usv,
+one per shard, each written once (--batch). Either way compaction merges
+them, the latest updated_at winning. updated_at defaults to now. Domains are
+normalized to registered domains (lower case, punycode). A record that
+cannot be written is reported and the rest proceed; the exit status is 1 if
+any was rejected.
 
 Flags:
 `)
@@ -79,11 +84,30 @@ Flags:
 	if err != nil {
 		return err
 	}
+	cfg.Parallel = *parallel
 	c, err := compiler.New(st, cfg, log)
 	if err != nil {
 		return err
 	}
+	useBatches := *batch == "on" || *batch == "auto" && countRows(tables) > 1
+	if *batch != "on" && *batch != "off" && *batch != "auto" {
+		return fmt.Errorf("%w: --batch %q: want on, off or auto", errUsage, *batch)
+	}
 	byDomain, rejected := groupByDomain(tables, stderr)
+	if useBatches {
+		rep, err := writeBatches(ctx, c, byDomain)
+		for _, e := range rep.Errors {
+			fmt.Fprintln(stderr, e)
+		}
+		fmt.Fprintf(stdout, "records %d, landed %d in %d batch objects, rejected %d\n", countRows(tables), rep.Landed, rep.Objects, rejected+rep.Failed)
+		if err != nil {
+			return err
+		}
+		if rejected+rep.Failed > 0 {
+			return fmt.Errorf("%d records rejected", rejected+rep.Failed)
+		}
+		return nil
+	}
 	written, failed := writeInbox(ctx, c, byDomain, *parallel, stderr)
 	fmt.Fprintf(stdout, "records %d, domains written %d, rejected %d\n", countRows(tables), written, rejected+failed)
 	if rejected+failed > 0 {
@@ -255,6 +279,34 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 		}
 	}
 	return out, rejected
+}
+
+// writeBatches lands the records as batch objects, one WriteBatch per
+// distinct header.
+func writeBatches(ctx context.Context, c *compiler.Compiler, byDomain map[string]compiler.Table) (compiler.BatchReport, error) {
+	byHeader := map[string]*compiler.Table{}
+	var order []string
+	for _, t := range byDomain {
+		h := strings.Join(t.Header, "\x00")
+		if byHeader[h] == nil {
+			byHeader[h] = &compiler.Table{Header: t.Header}
+			order = append(order, h)
+		}
+		byHeader[h].Rows = append(byHeader[h].Rows, t.Rows...)
+	}
+	sort.Strings(order)
+	var total compiler.BatchReport
+	for _, h := range order {
+		rep, err := c.WriteBatch(ctx, *byHeader[h])
+		total.Landed += rep.Landed
+		total.Objects += rep.Objects
+		total.Failed += rep.Failed
+		total.Errors = append(total.Errors, rep.Errors...)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 func writeInbox(ctx context.Context, c *compiler.Compiler, byDomain map[string]compiler.Table, parallelism int, stderr io.Writer) (written, failed int) {

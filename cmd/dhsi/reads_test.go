@@ -17,10 +17,14 @@ import (
 	"github.com/dhsi/dhsi/records"
 )
 
+// domainName names test domain i: names on both sides of "shards/" in the
+// store listing's order.
+func domainName(i int) string { return fmt.Sprintf("%c%05d.com", 'a'+i%26, i) }
+
 // TestReadsNeverLoseARecord is issue 15 §2's proof: while records move from
 // the inbox into shards (CALL compact_all() on one server, `dhsi compact
 // --all` from another process's point of view) and writers keep replacing
-// records with newer ones, two servers of the same bucket answer every
+// records with newer ones, in inbox objects and in batch objects, two servers of the same bucket answer every
 // domain exactly once, and never an older version than they answered
 // before (monotonic reads: the sum of updated_at never falls).
 func TestReadsNeverLoseARecord(t *testing.T) {
@@ -50,8 +54,7 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var version sync.Map // domain → last second written
 	write := func(i int, sec int64) error {
-		// names on both sides of "shards/" in the listing's order
-		d := fmt.Sprintf("%c%05d.com", 'a'+i%26, i)
+		d := domainName(i)
 		rec := map[string]string{"domain": d, "company_name": "Co " + d, "scraper_version": "1", "updated_at": base.Add(time.Duration(sec) * time.Second).Format(time.RFC3339)}
 		row := make([]string, len(cfg.SchemaFields))
 		for k, f := range cfg.SchemaFields {
@@ -167,6 +170,24 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 			default:
 			}
 			sec++
+			if sec%5 == 0 {
+				// a batch object of 10 newer records over many shards
+				tb := compiler.Table{Header: cfg.SchemaFields}
+				for k := 0; k < 10; k++ {
+					d := domainName(rng.IntN(n))
+					rec := map[string]string{"domain": d, "company_name": "Batched", "scraper_version": "2", "updated_at": base.Add(time.Duration(sec) * time.Second).Format(time.RFC3339)}
+					row := make([]string, len(cfg.SchemaFields))
+					for j, f := range cfg.SchemaFields {
+						row[j] = rec[f]
+					}
+					tb.Rows = append(tb.Rows, row)
+				}
+				if _, err := c.WriteBatch(ctx, tb); err != nil {
+					werr.Store(err)
+					return
+				}
+				continue
+			}
 			if err := write(rng.IntN(n), sec); err != nil {
 				werr.Store(err)
 				return
