@@ -36,6 +36,7 @@ func commands() []command {
 		{"ingest", "add URL files to a dataset and publish a new index version", runIngest},
 		{"bench", "benchmark DHSI against PostgreSQL and a DuckDB scan on a generated corpus", runBench},
 		{"gc", "drop old index versions and delete what no kept version references", runGC},
+		{"verify", "check every object the index and the domain records reference; change nothing", runVerify},
 		{"passwd", "print a users-file line with a SCRAM-SHA-256 verifier for a password", runPasswd},
 		{"version", "print the version (also: dhsi --version)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "dhsi %s (%s, DuckDB %s)\n", buildVersion(), runtime.Version(), duckdbVersion())

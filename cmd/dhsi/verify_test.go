@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/index/files"
+	"github.com/dhsi/dhsi/store/localfs"
+)
+
+// TestVerifyFindsDamage is issue 18 §4: dhsi verify passes a sound store
+// and names each kind of damaged object (bit flip, truncation, deletion),
+// exiting nonzero.
+func TestVerifyFindsDamage(t *testing.T) {
+	ctx := context.Background()
+	sound := t.TempDir()
+	list := filepath.Join("..", "..", "testdata", "shared", "urls", "pywb_sample_archive.txt")
+	for _, ds := range []string{"one", "two"} { // two versions, the second reusing postings
+		if code := run(ctx, []string{"ingest", "--store", sound, "--dataset", ds, list}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("ingest exit %d", code)
+		}
+	}
+	for _, d := range []string{"example.com", "example.org", "example.net"} {
+		if code := run(ctx, []string{"put", "--store", sound, "domain=" + d, "company_name=X"}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("put exit %d", code)
+		}
+	}
+	if code := run(ctx, []string{"compact", "--store", sound, "--all"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("compact exit %d", code)
+	}
+	verifyStore := func(t *testing.T, dir string, args ...string) (int, string) {
+		t.Helper()
+		var out strings.Builder
+		code := run(ctx, append([]string{"verify", "--store", dir}, args...), &out, io.Discard)
+		return code, out.String()
+	}
+	if code, out := verifyStore(t, sound, "--deep"); code != 0 || !strings.Contains(out, "checked 2 index versions") || !strings.Contains(out, ": 0 problems") {
+		t.Fatalf("a sound store: exit %d\n%s", code, out)
+	}
+
+	st, err := localfs.Open(sound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.ReadManifest(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := m.Current()
+	regBytes, err := os.ReadFile(filepath.Join(sound, cur.FilesTSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := files.Read(strings.NewReader(string(regBytes)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parquet := reg.All()[0].Path
+	var used []catalog.PostingsShard // postings shards that hold entries
+	for _, p := range cur.Postings {
+		if fi, err := os.Stat(filepath.Join(sound, p.Dat)); err == nil && fi.Size() > 0 {
+			used = append(used, p)
+		}
+	}
+	if len(used) < 2 {
+		t.Fatalf("%d postings shards hold entries; the test needs 2", len(used))
+	}
+	shards, _ := filepath.Glob(filepath.Join(sound, "indexes/domains/shards/*.usv"))
+	if len(shards) == 0 {
+		t.Fatal("no shard to damage")
+	}
+	shard, _ := filepath.Rel(sound, shards[0])
+
+	flip := func(at func(size int) int) func(b []byte) []byte {
+		return func(b []byte) []byte { b[at(len(b))] ^= 0x5a; return b }
+	}
+	middle := flip(func(n int) int { return n / 2 })
+	truncate := func(b []byte) []byte { return b[:len(b)/2] }
+	for _, c := range []struct {
+		name, key string
+		damage    func([]byte) []byte // nil: delete
+		deep      bool
+		says      string
+	}{
+		{"a bit flip in the domain dictionary", cur.DomainsDict, middle, false, ""},
+		{"a truncated domain→datasets file", cur.D2DRoar, truncate, false, ""},
+		{"a bit flip in a postings shard's data", used[0].Dat, middle, false, ""},
+		{"a truncated postings index", used[1].Idx, truncate, false, ""},
+		{"a deleted postings file", used[1].Dat, nil, false, "missing"},
+		{"a truncated files.tsv", cur.FilesTSV, truncate, false, ""},
+		{"a deleted Parquet file", parquet, nil, false, "missing"},
+		{"a bit flip in a Parquet file's data", parquet, middle, true, ""},
+		{"a truncated Parquet file", parquet, truncate, true, ""},
+		{"a domain-record shard that no longer parses", shard, func(b []byte) []byte { return append(b, 0xff, 0xfe) }, false, ""},
+		{"a domain-record shard with a record of another shard", shard, func(b []byte) []byte {
+			return append(b, []byte("elsewhere-"+strings.Repeat("z", 3)+".example␟X␟␟2024-01-01T00:00:00Z␟␞\n")...)
+		}, false, "belongs to shard"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			if err := os.CopyFS(dir, os.DirFS(sound)); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, c.key)
+			if c.damage == nil {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, c.damage(b), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var args []string
+			if c.deep {
+				args = append(args, "--deep")
+			}
+			code, out := verifyStore(t, dir, args...)
+			if code != 1 || !strings.Contains(out, c.key+": ") || !strings.Contains(out, c.says) {
+				t.Fatalf("exit %d; want 1 and a line naming %s (saying %q):\n%s", code, c.key, c.says, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,467 @@
+// Package verify checks a store end to end (issue 18 §4, `dhsi verify`):
+// everything the URL index's manifest references, for every kept version,
+// the domain-record shards and inbox, and the grants. It reads with the
+// same decoders the server uses, so what they would refuse at query time
+// is found here first; it never writes.
+//
+// What is checked, per kept index version:
+//
+//	V1. Every object the version references exists (domains dictionary,
+//	    domain→datasets bitmaps, postings, files.tsv, datasets.json,
+//	    sources.json, every Parquet file of files.tsv).
+//	V2. The dictionary opens (its CRCs) and its list hash and size are the
+//	    manifest's; the bitmaps and every postings shard pass their own
+//	    Verify (CRCs, structure) and cover the dictionary's domains.
+//	V3. Every postings entry points inside the files of files.tsv: a known
+//	    file, a row group below its count; the spans of each file add up to
+//	    at most its rows; entry counts equal their spans' rows; the rows of
+//	    all files equal the manifest's urls, and so do all entries' counts.
+//	V4. With Deep, every Parquet file is read whole by DuckDB, and its row
+//	    groups and rows are those files.tsv records.
+//
+// And for the domain records: every shard parses under the schema and its
+// records pass the schema's checks (problems); inbox and batch objects the
+// record rule refuses are listed as warnings (they are user data, already
+// reported in domain_errors, not damage). grants.json parses.
+package verify
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	_ "github.com/duckdb/duckdb-go/v2" // DuckDB reads Parquet for Deep
+
+	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/index/domaindict"
+	"github.com/dhsi/dhsi/index/dtdr"
+	"github.com/dhsi/dhsi/index/files"
+	"github.com/dhsi/dhsi/index/postings"
+	"github.com/dhsi/dhsi/records"
+	"github.com/dhsi/dhsi/store"
+	"github.com/dhsi/dhsi/tableschema"
+)
+
+// Options configure Run.
+type Options struct {
+	Deep     bool      // read every Parquet file whole (V4)
+	Progress io.Writer // one line per stage; nil: none
+}
+
+// Finding is one problem or warning, named by the object it is about.
+type Finding struct {
+	Key  string
+	What string
+}
+
+func (f Finding) String() string { return f.Key + ": " + f.What }
+
+// Report is what Run found.
+type Report struct {
+	Versions int // index versions checked
+	Objects  int // objects read or checked for existence
+	Problems []Finding
+	Warnings []Finding
+}
+
+type run struct {
+	ctx    context.Context
+	st     store.Store
+	opt    Options
+	rep    Report
+	said   map[Finding]bool // versions share objects: each finding once
+	parqOK map[string]bool  // Parquet files already checked (versions share them)
+}
+
+func (r *run) problem(key, format string, args ...any) {
+	f := Finding{key, fmt.Sprintf(format, args...)}
+	if !r.said[f] {
+		r.said[f] = true
+		r.rep.Problems = append(r.rep.Problems, f)
+	}
+}
+
+func (r *run) progress(format string, args ...any) {
+	if r.opt.Progress != nil {
+		fmt.Fprintf(r.opt.Progress, format+"\n", args...)
+	}
+}
+
+// read fetches a whole object, counting it; a missing object is a problem
+// (V1) and returns nil.
+func (r *run) read(key, what string) []byte {
+	r.rep.Objects++
+	b, _, err := store.ReadAll(r.ctx, r.st, key)
+	if errors.Is(err, store.ErrNotFound) {
+		r.problem(key, "missing (%s)", what)
+		return nil
+	}
+	if err != nil {
+		r.problem(key, "unreadable (%s): %v", what, err)
+		return nil
+	}
+	return b
+}
+
+// Run checks st. The error is for a failure to read the store at all; what
+// is wrong inside it is in the report.
+func Run(ctx context.Context, st store.Store, opt Options) (Report, error) {
+	r := &run{ctx: ctx, st: st, opt: opt, said: map[Finding]bool{}, parqOK: map[string]bool{}}
+	m, err := catalog.ReadManifest(ctx, st)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		r.progress("no URL index (no %s)", catalog.ManifestKey)
+	case err != nil:
+		r.problem(catalog.ManifestKey, "%v", err)
+	default:
+		for _, v := range m.Versions {
+			r.progress("index version %s", v.Version)
+			r.version(v)
+			r.rep.Versions++
+		}
+	}
+	r.progress("domain records")
+	if err := r.domainRecords(); err != nil {
+		return r.rep, err
+	}
+	if b, _, err := store.ReadAll(ctx, st, access.GrantsKey); err == nil {
+		r.rep.Objects++
+		if _, err := access.ParseGrants(b); err != nil {
+			r.problem(access.GrantsKey, "%v", err)
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		r.problem(access.GrantsKey, "unreadable: %v", err)
+	}
+	return r.rep, nil
+}
+
+func (r *run) version(v catalog.Version) {
+	// V1, V2: the dictionary
+	var nDomains uint64
+	dictOK := false
+	if b := r.read(v.DomainsDict, "domains dictionary"); b != nil {
+		d, err := domaindict.Open(bytes.NewReader(b), int64(len(b)))
+		switch {
+		case err != nil:
+			r.problem(v.DomainsDict, "%v", err)
+		case v.DomainListHash != 0 && d.ListHash() != v.DomainListHash:
+			r.problem(v.DomainsDict, "list hash %d, the manifest says %d", d.ListHash(), v.DomainListHash)
+		case int64(d.Len()) != v.Domains:
+			r.problem(v.DomainsDict, "%d domains, the manifest says %d", d.Len(), v.Domains)
+		default:
+			nDomains, dictOK = d.Len(), true
+		}
+	}
+	if b := r.read(v.D2DRoar, "domain→datasets bitmaps"); b != nil {
+		d, err := dtdr.Open(bytes.NewReader(b), int64(len(b)))
+		if err == nil {
+			err = d.Verify()
+		}
+		if err != nil {
+			r.problem(v.D2DRoar, "%v", err)
+		} else if dictOK && d.Len() != nDomains {
+			r.problem(v.D2DRoar, "%d domains, the dictionary has %d", d.Len(), nDomains)
+		}
+	}
+	r.read(v.DatasetsJSON, "datasets")
+	if v.SourcesJSON != "" {
+		r.read(v.SourcesJSON, "ingested inputs")
+	}
+	// files.tsv, then the Parquet files it lists
+	var reg *files.Registry
+	if b := r.read(v.FilesTSV, "Parquet file registry"); b != nil {
+		var err error
+		if reg, err = files.Read(bytes.NewReader(b)); err != nil {
+			r.problem(v.FilesTSV, "%v", err)
+			reg = nil
+		}
+	}
+	byID := map[uint32]files.File{}
+	var lakeRows uint64
+	if reg != nil {
+		for _, f := range reg.All() {
+			byID[f.ID] = f
+			lakeRows += f.Rows
+			if r.parqOK[f.Path] {
+				continue
+			}
+			r.parqOK[f.Path] = true
+			r.rep.Objects++
+			a, err := r.st.Head(r.ctx, f.Path)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				r.problem(f.Path, "missing (Parquet file %d of %s)", f.ID, v.FilesTSV)
+				continue
+			case err != nil:
+				r.problem(f.Path, "unreadable: %v", err)
+				continue
+			case a.Size < 12:
+				r.problem(f.Path, "%d bytes: too short for Parquet", a.Size)
+				continue
+			}
+			if r.opt.Deep {
+				r.parquet(f)
+			}
+		}
+		if int64(lakeRows) != v.URLs {
+			r.problem(v.FilesTSV, "its files hold %d rows, the manifest (version %s) says %d URLs", lakeRows, v.Version, v.URLs)
+		}
+	}
+	// V2, V3: postings
+	spanRows := map[uint32]uint64{}
+	var entryURLs uint64
+	postingsOK := true
+	for _, p := range v.Postings {
+		idx := r.read(p.Idx, fmt.Sprintf("postings shard %d index", p.Shard))
+		dat := r.read(p.Dat, fmt.Sprintf("postings shard %d data", p.Shard))
+		if idx == nil || dat == nil {
+			postingsOK = false
+			continue
+		}
+		pr, err := postings.Open(bytes.NewReader(idx), int64(len(idx)), bytes.NewReader(dat), int64(len(dat)))
+		if err == nil {
+			err = pr.Verify()
+		}
+		if err != nil {
+			r.problem(postingsKey(p, err), "postings shard %d: %v", p.Shard, err)
+			postingsOK = false
+			continue
+		}
+		for e, err := range pr.All() {
+			if err != nil {
+				r.problem(postingsKey(p, err), "postings shard %d: %v", p.Shard, err)
+				postingsOK = false
+				break
+			}
+			if v.PostingsShards > 0 && postings.ShardOf(e.DomainID, uint32(v.PostingsShards)) != uint32(p.Shard) {
+				r.problem(p.Idx, "domain key %d belongs to postings shard %d, not %d", e.DomainID, postings.ShardOf(e.DomainID, uint32(v.PostingsShards)), p.Shard)
+			}
+			spans, err := pr.Payload(e)
+			if err != nil {
+				r.problem(p.Dat, "domain %d dataset %d: %v", e.DomainID, e.DatasetID, err)
+				continue
+			}
+			if spans.Rows() != e.URLCount {
+				r.problem(p.Dat, "domain %d dataset %d: count %d, spans hold %d rows", e.DomainID, e.DatasetID, e.URLCount, spans.Rows())
+			}
+			entryURLs += e.URLCount
+			if reg == nil {
+				continue
+			}
+			for _, sp := range spans {
+				f, ok := byID[sp.FileID]
+				switch {
+				case !ok:
+					r.problem(p.Dat, "domain %d dataset %d: file id %d is not in %s", e.DomainID, e.DatasetID, sp.FileID, v.FilesTSV)
+				case sp.RowGroup >= f.RowGroups:
+					r.problem(p.Dat, "domain %d dataset %d: row group %d of %s, which has %d", e.DomainID, e.DatasetID, sp.RowGroup, f.Path, f.RowGroups)
+				case f.DatasetID != e.DatasetID:
+					r.problem(p.Dat, "domain %d dataset %d: points into %s of dataset %d", e.DomainID, e.DatasetID, f.Path, f.DatasetID)
+				default:
+					spanRows[sp.FileID] += uint64(sp.Rows)
+				}
+			}
+		}
+	}
+	for id, n := range spanRows {
+		if f := byID[id]; n > f.Rows {
+			r.problem(f.Path, "postings point at %d of its rows, it has %d", n, f.Rows)
+		}
+	}
+	if postingsOK && len(v.Postings) > 0 && int64(entryURLs) != v.URLs {
+		r.problem(catalog.ManifestKey, "version %s: its postings count %d URLs in all, the manifest says %d", v.Version, entryURLs, v.URLs)
+	}
+}
+
+// postingsKey names the file of a postings shard a problem is in: the data
+// file for a payload, else the index.
+func postingsKey(p catalog.PostingsShard, err error) string {
+	if strings.Contains(err.Error(), "payload") {
+		return p.Dat
+	}
+	return p.Idx
+}
+
+// parquet reads one Parquet file whole with DuckDB (V4).
+func (r *run) parquet(f files.File) {
+	path, cleanup, err := r.localCopy(f.Path)
+	if err != nil {
+		r.problem(f.Path, "unreadable: %v", err)
+		return
+	}
+	defer cleanup()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		r.problem(f.Path, "open DuckDB: %v", err)
+		return
+	}
+	defer db.Close()
+	lit := "'" + strings.ReplaceAll(path, "'", "''") + "'"
+	var groups, rows int64
+	if err := db.QueryRowContext(r.ctx, "SELECT count(DISTINCT row_group_id), coalesce(sum(row_group_num_rows) // count(DISTINCT path_in_schema), 0) FROM parquet_metadata("+lit+")").Scan(&groups, &rows); err != nil {
+		r.problem(f.Path, "Parquet metadata: %v", firstLine(err))
+		return
+	}
+	if uint64(groups) != uint64(f.RowGroups) || uint64(rows) != f.Rows {
+		r.problem(f.Path, "%d row groups and %d rows, files.tsv says %d and %d", groups, rows, f.RowGroups, f.Rows)
+	}
+	// hash(t) reads every column of every row group
+	var n int64
+	if err := db.QueryRowContext(r.ctx, "SELECT count(hash(t)) FROM read_parquet("+lit+") t").Scan(&n); err != nil {
+		r.problem(f.Path, "reading its rows: %v", firstLine(err))
+	}
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// localCopy gives DuckDB a file path for key: the store's own file for a
+// local store, else a temporary copy.
+func (r *run) localCopy(key string) (string, func(), error) {
+	if lp, ok := r.st.(catalog.LocalPather); ok {
+		if p, err := lp.LocalPath(key); err == nil {
+			return p, func() {}, nil
+		}
+	}
+	b, _, err := store.ReadAll(r.ctx, r.st, key)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "dhsi-verify-*")
+	if err != nil {
+		return "", nil, err
+	}
+	p := filepath.Join(dir, "file.parquet")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return p, func() { os.RemoveAll(dir) }, nil
+}
+
+// domainRecords checks the shards (problems) and the inbox (warnings).
+func (r *run) domainRecords() error {
+	var keys []string
+	if err := r.st.List(r.ctx, compiler.InboxPrefix, func(a store.Attrs) error {
+		keys = append(keys, a.Key)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("list %s: %w", compiler.InboxPrefix, err)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	sort.Strings(keys)
+	pkg, err := records.LoadPackage(r.ctx, r.st)
+	if err != nil {
+		r.problem(compiler.SchemaKey, "%v", err)
+		return nil
+	}
+	sch, err := records.SchemaOf(pkg)
+	if err != nil {
+		r.problem(compiler.SchemaKey, "%v", err)
+		return nil
+	}
+	layout, err := records.LayoutOf(pkg)
+	if err != nil {
+		r.problem(compiler.SchemaKey, "%v", err)
+		return nil
+	}
+	rule, err := compiler.NewRule(sch)
+	if err != nil {
+		r.problem(compiler.SchemaKey, "%v", err)
+		return nil
+	}
+	for _, key := range keys {
+		rest := strings.TrimPrefix(key, compiler.ShardPrefix)
+		switch {
+		case rest != key && strings.HasSuffix(rest, ".usv") && !strings.Contains(rest, "/") && !strings.HasPrefix(rest, "."):
+			b := r.read(key, "domain-record shard")
+			if b == nil {
+				continue
+			}
+			id := strings.TrimSuffix(rest, ".usv")
+			if !layout.Valid(id) {
+				r.problem(key, "not a shard id of the recorded width %d", layout.Width)
+			}
+			t, err := compiler.ParseTable(b)
+			if err != nil {
+				r.problem(key, "%v", err)
+				continue
+			}
+			checker, err := sch.NewRowChecker()
+			if err == nil {
+				_, err = checker.SetHeader(t.Header)
+			}
+			if err != nil {
+				r.problem(key, "header: %v", err)
+				continue
+			}
+			di := indexOf(t.Header, compiler.DomainField)
+			bad := 0
+			for i, row := range t.Rows {
+				_, ferrs := checker.Check(row)
+				var says []string
+				for _, fe := range ferrs {
+					var ce *tableschema.ConstraintError
+					if errors.As(fe.Err, &ce) && (ce.Constraint == "unique" || ce.Constraint == "primaryKey") && di >= 0 && row[di] == "" {
+						continue // records without a domain are carried, never merged (compiler.Merge)
+					}
+					says = append(says, fe.Error())
+				}
+				if di >= 0 && row[di] != "" && layout.Valid(id) && layout.Of(row[di]) != id {
+					says = append(says, fmt.Sprintf("domain %q belongs to shard %s", row[di], layout.Of(row[di])))
+				}
+				for _, s := range says {
+					if bad++; bad <= 20 {
+						r.problem(key, "record %d: %s", t.RecordNo(i), s)
+					}
+				}
+			}
+			if bad > 20 {
+				r.problem(key, "%d more problems", bad-20)
+			}
+		case rest == key: // inbox and batch objects
+			var problems []compiler.Problem
+			if id, ok := compiler.ShardOfBatchKey(key); ok {
+				b := r.read(key, "batch object")
+				if b == nil || len(b) == 0 {
+					continue
+				}
+				_, problems = rule.CheckBatch(b, id, layout.Of)
+			} else if d, ok := compiler.DomainOfInboxKey(key); ok {
+				b := r.read(key, "inbox object")
+				if b == nil || len(b) == 0 {
+					continue // a tombstone
+				}
+				_, problems = rule.CheckInbox(b, d)
+			} else {
+				continue
+			}
+			if len(problems) > 0 {
+				r.rep.Warnings = append(r.rep.Warnings, Finding{key, "pending records the record rule refuses (listed in domain_errors): " + compiler.JoinProblems(problems)})
+			}
+		}
+	}
+	return nil
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
