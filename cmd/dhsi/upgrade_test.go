@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPreviousReleaseStore is issue 18 §5: a store written by the previous
+// release (testdata/stores/previous-release, made by commit 4846878) is
+// served and extended by this one: its separated-form shards and inbox
+// object, its index version, then new records (batch objects), a
+// compaction that rewrites its shards, and a new ingest; dhsi verify finds
+// nothing wrong before or after.
+func TestPreviousReleaseStore(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "store")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "testdata", "stores", "previous-release"))); err != nil {
+		t.Fatal(err)
+	}
+	verifyOK := func(when string) {
+		t.Helper()
+		var out strings.Builder
+		if code := run(ctx, []string{"verify", "--store", dir, "--deep"}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), ": 0 problems, 0 warnings") {
+			t.Fatalf("verify %s: exit %d\n%s", when, code, out.String())
+		}
+	}
+	verifyOK("as the previous release left it")
+
+	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
+	type rec struct {
+		name string
+		ver  int64
+	}
+	records := func() map[string]rec {
+		t.Helper()
+		rows, err := c.Query(ctx, "SELECT domain, company_name, scraper_version FROM domains")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]rec{}
+		for rows.Next() {
+			var d string
+			var r rec
+			if err := rows.Scan(&d, &r.name, &r.ver); err != nil {
+				t.Fatal(err)
+			}
+			out[d] = r
+		}
+		return out
+	}
+	want := map[string]rec{"example.com": {"Example Inc", 3}, "example.org": {"Org", 1}, "example.net": {"Pending Net", 2}}
+	if got := records(); len(got) != 3 || got["example.com"] != want["example.com"] || got["example.org"] != want["example.org"] || got["example.net"] != want["example.net"] {
+		t.Fatalf("domains of the old store: %v", got)
+	}
+	if n := one[int64](t, c, "SELECT count(*) FROM domain_errors"); n != 0 {
+		t.Fatalf("%d domain_errors on the old store", n)
+	}
+	var urls int64
+	if err := c.QueryRow(ctx, "SELECT sum(urls)::BIGINT FROM datasets").Scan(&urls); err != nil || urls != 52 {
+		t.Fatalf("datasets of the old index: %d URLs, %v", urls, err)
+	}
+
+	// extend it with this release
+	file := filepath.Join(t.TempDir(), "more.usv")
+	body := "domain␟company_name␟scraper_version␟updated_at␟␞\nexample.org␟Org Two␟4␟2025-01-01T00:00:00Z␟␞\nexample.info␟Info␟1␟2025-01-01T00:00:00Z␟␞\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(ctx, []string{"put", "--store", dir, file}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("put exit %d", code)
+	}
+	if _, err := c.Exec(ctx, "CALL compact_all()"); err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join("..", "..", "testdata", "shared", "urls", "cdx_toolkit_api_mocks.txt")
+	if code := run(ctx, []string{"ingest", "--store", dir, "--dataset", "more", list}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("ingest exit %d", code)
+	}
+	want["example.org"] = rec{"Org Two", 4}
+	want["example.info"] = rec{"Info", 1}
+	got := records()
+	for d, w := range want {
+		if got[d] != w {
+			t.Errorf("%s: %v, want %v", d, got[d], w)
+		}
+	}
+	if n := one[int64](t, c, "SELECT count(*) FROM domains_inbox"); n != 0 {
+		t.Errorf("%d records still pending after compact_all", n)
+	}
+	shard, err := os.ReadFile(filepath.Join(dir, "indexes", "domains", "shards", "bf.usv"))
+	if err != nil || !strings.Contains(string(shard), "updated_at␟␞") {
+		t.Errorf("the rewritten shard is not in the terminated form: %q %v", shard, err)
+	}
+	verifyOK("after this release extended it")
+}
