@@ -1,11 +1,16 @@
 package catalog
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"time"
+
+	"github.com/dhsi/dhsi/store"
 )
 
 // DatasetsFormat identifies index/{version}/datasets.json.
@@ -102,6 +107,79 @@ func (d *Datasets) Upsert(name, source string, now time.Time) (*Datasets, uint32
 	out.Datasets = append(out.Datasets, Dataset{ID: next, Name: name, Source: source, Created: now.UTC(), Updated: now.UTC()})
 	sort.Slice(out.Datasets, func(i, j int) bool { return out.Datasets[i].ID < out.Datasets[j].ID })
 	return out, next, true
+}
+
+// NextID is the smallest id above every dataset's (ids are never reused).
+func (d *Datasets) NextID() uint32 {
+	var next uint32 = 1
+	for _, ds := range d.Datasets {
+		if ds.ID >= next {
+			next = ds.ID + 1
+		}
+	}
+	return next
+}
+
+// Ensure returns a copy of the registry in which name exists with id: an
+// existing dataset of that name must already have it, and no other dataset
+// may. It is how an ingest that reserved id (ReserveDatasetID) adds its
+// dataset, also when it rebuilds on a concurrent publisher's version.
+func (d *Datasets) Ensure(name, source string, id uint32, now time.Time) (*Datasets, bool, error) {
+	if ds, ok := d.ByName(name); ok {
+		if ds.ID != id {
+			return nil, false, fmt.Errorf("dataset %q has id %d, not %d", name, ds.ID, id)
+		}
+		return d.clone(), false, nil
+	}
+	if ds, ok := d.ByID(id); ok {
+		return nil, false, fmt.Errorf("dataset id %d belongs to %q, not %q", id, ds.Name, name)
+	}
+	out := d.clone()
+	out.Datasets = append(out.Datasets, Dataset{ID: id, Name: name, Source: source, Created: now.UTC(), Updated: now.UTC()})
+	sort.Slice(out.Datasets, func(i, j int) bool { return out.Datasets[i].ID < out.Datasets[j].ID })
+	return out, true, nil
+}
+
+func (d *Datasets) clone() *Datasets {
+	return &Datasets{Format: DatasetsFormat, FormatVersion: DatasetsFormatVersion, Datasets: append([]Dataset(nil), d.Datasets...)}
+}
+
+// DatasetIDPrefix holds one object per dataset id ever handed out
+// (datasets/ids/{id:010}.json, {"name": …}), written create-only: the
+// reservation that makes ids unique among concurrent ingests (M8). Outside
+// index/, urls/ and ingest/, so gc never removes one.
+const DatasetIDPrefix = "datasets/ids/"
+
+// ReserveDatasetID returns the id of a new dataset name: the lowest id from
+// d.NextID() up whose reservation object this call creates, or which an
+// ingest of the same name reserved before. Two concurrent ingests of
+// different new datasets therefore never stage under the same id (M8).
+func ReserveDatasetID(ctx context.Context, st store.Store, d *Datasets, name string) (uint32, error) {
+	body, err := json.Marshal(map[string]string{"name": name})
+	if err != nil {
+		return 0, err
+	}
+	for id := d.NextID(); ; id++ {
+		if id == 0 {
+			return 0, fmt.Errorf("dataset ids exhausted")
+		}
+		key := fmt.Sprintf("%s%010d.json", DatasetIDPrefix, id)
+		_, err := st.Put(ctx, key, bytes.NewReader(body), store.Cond{IfNoneMatch: true})
+		if err == nil {
+			return id, nil
+		}
+		if !errors.Is(err, store.ErrPreconditionFailed) {
+			return 0, fmt.Errorf("reserve dataset id %d: %w", id, err)
+		}
+		b, _, err := store.ReadAll(ctx, st, key)
+		if err != nil {
+			return 0, fmt.Errorf("read dataset id reservation %s: %w", key, err)
+		}
+		var r struct{ Name string }
+		if json.Unmarshal(b, &r) == nil && r.Name == name {
+			return id, nil // the same new dataset, reserved by another ingest
+		}
+	}
 }
 
 // Update applies fn to the dataset with id.

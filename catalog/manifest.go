@@ -3,6 +3,8 @@ package catalog
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +34,10 @@ import (
 //	M7. Version sequence numbers grow strictly for the life of a store: the
 //	    next is one more than last_sequence and than every listed version,
 //	    and Publish records it (NextSequence), so gc cannot lower it.
+//	M8. A new dataset's id is reserved (ReserveDatasetID, a create-only
+//	    object under datasets/ids/) before anything is written under it, so
+//	    concurrent ingests stage different new datasets under different ids
+//	    and a loser of M3 keeps its ids on the winner's version.
 const ManifestKey = "index/manifest.json"
 
 // ManifestFormat and ManifestFormatVersion identify the manifest layout.
@@ -151,9 +157,13 @@ func ParseManifest(b []byte) (*Manifest, error) {
 }
 
 // NewVersionName returns a fresh, sortable, unique version name; seq comes
-// from NextSequence.
+// from NextSequence. Concurrent ingests read the same manifest, so they
+// share seq and may share the millisecond: 16 random bits end the name, so
+// their index files never collide (M1) while they race to publish (M3).
 func NewVersionName(now time.Time, seq int) string {
-	return fmt.Sprintf("v%06d-%s", seq, now.UTC().Format("20060102T150405.000Z"))
+	var r [2]byte
+	rand.Read(r[:])
+	return fmt.Sprintf("v%06d-%s-%s", seq, now.UTC().Format("20060102T150405.000Z"), hex.EncodeToString(r[:]))
 }
 
 // NextSequence is the sequence number of the next version built on m (M7):

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -189,9 +190,14 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 	for i, b := range batches {
 		bo := o
 		bo.Dataset, bo.Source, bo.Files = b.Dataset, b.Source, b.Files
-		var id uint32
+		id, err := datasetID(ctx, o.Store, datasets, b.Dataset)
+		if err != nil {
+			return sums, err
+		}
 		var isNew bool
-		datasets, id, isNew = datasets.Upsert(b.Dataset, b.Source, time.Now())
+		if datasets, isNew, err = datasets.Ensure(b.Dataset, b.Source, id, time.Now()); err != nil {
+			return sums, err
+		}
 		sums[i] = Summary{Dataset: b.Dataset, DatasetID: id, NewDataset: isNew, Rejected: map[string]int64{}}
 		part, err := stageBatch(ctx, bo, prev, id, version, &sums[i])
 		if errors.Is(err, errNothingNew) && len(batches) > 1 {
@@ -251,26 +257,41 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 			}
 			return sums, nil
 		}
-		if !errors.Is(err, catalog.ErrConflict) || attempt >= 3 {
+		if !errors.Is(err, catalog.ErrConflict) || attempt >= maxPublishAttempts {
 			return sums, err
 		}
 		o.Log.Info("another ingest published first; rebuilding on its version", "attempt", attempt+1)
+		// many publishers at once: spread the retries out
+		time.Sleep(time.Duration(rand.IntN(50*(attempt+1))) * time.Millisecond)
 		if base, err = catalog.ReadManifest(ctx, o.Store); err != nil {
 			return sums, err
 		}
 		if prev, err = loadBase(ctx, o.Store, base); err != nil {
 			return sums, err
 		}
+		// M8: the ids were reserved, so the new datasets keep them on the
+		// winner's version, and the Parquet written under them stays right
 		datasets = prev.datasets
 		for _, p := range parts {
-			var id uint32
-			datasets, id, _ = datasets.Upsert(p.batch.Dataset, p.batch.Source, time.Now())
-			if id != p.id {
-				return sums, fmt.Errorf("dataset %q got id %d in a concurrent ingest, but its Parquet was written under id %d; run the ingest again", p.batch.Dataset, id, p.id)
+			if datasets, _, err = datasets.Ensure(p.batch.Dataset, p.batch.Source, p.id, time.Now()); err != nil {
+				return sums, fmt.Errorf("rebuilding on a concurrent ingest's version: %w; run the ingest again", err)
 			}
 		}
 		version = catalog.NewVersionName(time.Now(), base.NextSequence())
 	}
+}
+
+// maxPublishAttempts bounds the rebuilds of one ingest that keeps losing
+// the publish race (M3): enough for dozens of concurrent publishers.
+const maxPublishAttempts = 50
+
+// datasetID is the id of dataset name: its own when it exists, else one
+// reserved for it (catalog M8).
+func datasetID(ctx context.Context, st store.Store, d *catalog.Datasets, name string) (uint32, error) {
+	if ds, ok := d.ByName(name); ok {
+		return ds.ID, nil
+	}
+	return catalog.ReserveDatasetID(ctx, st, d, name)
 }
 
 // errNothingNew: every input of a batch was ingested into its dataset before.
