@@ -16,7 +16,7 @@ import (
 
 // Batches (issue 15 §4). A per-domain inbox object costs a read, a write and,
 // at compaction, a read and a delete or two for every record: on versitygw
-// that bounds compaction near 600 records/s on 2 cores (BenchmarkCompactAllS3).
+// that bounds compaction near 600 records/s on 2 cores (cmd/dhsi BenchmarkCompactionS3).
 // A batch object holds the records of many domains of one shard and is
 // written once under a unique key (BatchKey) with IfNoneMatch, never read
 // first and never rewritten; compaction merges it like an inbox object and
