@@ -6,7 +6,9 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/dhsi ./cmd/dhsi
+# the build steps live in scripts/docker-build.sh, which the test suite
+# runs too (cmd/dhsi/docker_test.go)
+RUN VERSION=${VERSION} OUT=/out/dhsi sh scripts/docker-build.sh
 
 # Run: the binary only, on a base that carries the C++ runtime DuckDB needs,
 # as a non-root user.
