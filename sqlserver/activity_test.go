@@ -238,7 +238,7 @@ func TestRoleLimits(t *testing.T) {
 	}
 	root, ann, ann2 := as("root"), as("ann"), as("ann")
 	var shown string
-	if err := ann.QueryRow(ctx, "SHOW statement_timeout").Scan(&shown); err != nil || shown != "700" {
+	if err := ann.QueryRow(ctx, "SHOW statement_timeout").Scan(&shown); err != nil || shown != "700ms" {
 		t.Errorf("a reader's statement_timeout = %q, %v; want the role's 700ms", shown, err)
 	}
 	if _, err := ann.Exec(ctx, "SET statement_timeout = 0"); err != nil {

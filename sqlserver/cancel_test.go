@@ -89,7 +89,7 @@ func TestStatementTimeout(t *testing.T) {
 				t.Errorf("timed-out query ended after %v", took)
 			}
 			var v string
-			if err := conn.QueryRow(ctx, "SHOW statement_timeout").Scan(&v); err != nil || v != "200" {
+			if err := conn.QueryRow(ctx, "SHOW statement_timeout").Scan(&v); err != nil || v != "200ms" {
 				t.Errorf("SHOW statement_timeout = %q, %v", v, err)
 			}
 			mustExec(t, conn, "RESET statement_timeout")

@@ -91,8 +91,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 			}
 			return "SHOW", rows, nil
 		}
-		v, _ := s.settings.get(c.param)
-		return "SHOW", [][]string{{v}}, nil
+		return "SHOW", [][]string{{s.settings.shown(c.param)}}, nil
 	case kindDiscard:
 		if s.tx != txIdle {
 			return "", nil, pgErrorf(codes.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")

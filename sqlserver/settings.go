@@ -19,6 +19,26 @@ type guc struct {
 	readOnly bool
 	// normalize validates a new value and returns its canonical form.
 	normalize func(string) (string, error)
+	// show formats the canonical form as SHOW prints it; nil: as is
+	show func(string) string
+}
+
+// millisShow prints a time parameter as PostgreSQL's SHOW does: in the
+// largest unit that divides it exactly ("700ms", "5s", "1min", "0").
+func millisShow(v string) string {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms == 0 {
+		return v
+	}
+	for _, u := range []struct {
+		suffix string
+		ms     int64
+	}{{"d", 86400000}, {"h", 3600000}, {"min", 60000}, {"s", 1000}} {
+		if ms%u.ms == 0 {
+			return strconv.FormatInt(ms/u.ms, 10) + u.suffix
+		}
+	}
+	return v + "ms"
 }
 
 func onlyValue(allowed ...string) func(string) (string, error) {
@@ -127,9 +147,9 @@ func gucTable() map[string]guc {
 		"in_hot_standby":                      {def: "off", report: true, readOnly: true},
 		"extra_float_digits":                  {def: "1", normalize: anyValue},
 		"search_path":                         {def: `"$user", public`, normalize: anyValue},
-		"statement_timeout":                   {def: "0", normalize: millisValue},
-		"lock_timeout":                        {def: "0", normalize: millisValue},
-		"idle_in_transaction_session_timeout": {def: "0", normalize: millisValue},
+		"statement_timeout":                   {def: "0", normalize: millisValue, show: millisShow},
+		"lock_timeout":                        {def: "0", normalize: millisValue, show: millisShow},
+		"idle_in_transaction_session_timeout": {def: "0", normalize: millisValue, show: millisShow},
 		"default_transaction_isolation":       {def: "read committed", normalize: isolationValue},
 		"transaction_isolation":               {def: "read committed", normalize: isolationValue},
 		"transaction_read_only":               {def: "off", normalize: boolValue},
@@ -235,6 +255,16 @@ func (s *settings) get(name string) (string, bool) {
 	return v, ok
 }
 
+// shown is a parameter as SHOW prints it.
+func (s *settings) shown(name string) string {
+	name = strings.ToLower(name)
+	v := s.values[name]
+	if g, ok := s.table[name]; ok && g.show != nil {
+		return g.show(v)
+	}
+	return v
+}
+
 // reported lists the GUC_REPORT parameters in a stable order.
 func (s *settings) reported() [][2]string {
 	var out [][2]string
@@ -250,8 +280,8 @@ func (s *settings) reported() [][2]string {
 // all lists every parameter, for SHOW ALL.
 func (s *settings) all() [][2]string {
 	var out [][2]string
-	for name, v := range s.values {
-		out = append(out, [2]string{displayName(name), v})
+	for name := range s.values {
+		out = append(out, [2]string{displayName(name), s.shown(name)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out

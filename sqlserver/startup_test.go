@@ -44,7 +44,7 @@ func TestStartupOptionsSetParameters(t *testing.T) {
 	ctx := ctxT(t)
 	for _, c := range []struct{ show, want string }{
 		{"application_name", "from-startup"},
-		{"statement_timeout", "5000"},
+		{"statement_timeout", "5s"}, // as PostgreSQL shows it
 		{"TimeZone", "Europe/Paris"},
 	} {
 		var got string
