@@ -136,25 +136,78 @@ func (c *Compiler) ShardOf(domain string) string { return c.cfg.Layout.Of(domain
 func (c *Compiler) Pending(ctx context.Context) (map[string][]store.Attrs, error) {
 	out := map[string][]store.Attrs{}
 	err := c.st.List(ctx, InboxPrefix, func(a store.Attrs) error {
-		if id, ok := ShardOfBatchKey(a.Key); ok {
-			if !c.cfg.Layout.Valid(id) {
-				id = ""
-			}
+		if id, ok := c.shardOfPending(a.Key); ok {
 			out[id] = append(out[id], a)
-			return nil
 		}
-		d, ok := DomainOfInboxKey(a.Key)
-		if !ok {
-			return nil
-		}
-		id := ""
-		if ValidateDomain(d) == nil {
-			id = c.cfg.Layout.Of(d)
-		}
-		out[id] = append(out[id], a)
 		return nil
 	})
 	return out, err
+}
+
+// shardOfPending classifies a key under InboxPrefix: an inbox or batch
+// object and its shard ("" when its key names none), or false for what is
+// neither (shards, locks, the schema).
+func (c *Compiler) shardOfPending(key string) (string, bool) {
+	if id, ok := ShardOfBatchKey(key); ok {
+		if !c.cfg.Layout.Valid(id) {
+			id = ""
+		}
+		return id, true
+	}
+	d, ok := DomainOfInboxKey(key)
+	if !ok {
+		return "", false
+	}
+	if ValidateDomain(d) != nil {
+		return "", true
+	}
+	return c.cfg.Layout.Of(d), true
+}
+
+// errPageFull stops a bounded listing.
+var errPageFull = errors.New("page full")
+
+// PendingPage is a bounded view of the inbox (I5'): at most limit inbox
+// and batch objects, taken in key order from the first key after from and
+// wrapping round to the start, grouped by shard. A looping worker that
+// starts each round at a random point claims work from one page, so a
+// round costs the same whatever the size of the inbox, and a worker killed
+// every few seconds still finishes rounds.
+func (c *Compiler) PendingPage(ctx context.Context, from string, limit int) (map[string][]store.Attrs, error) {
+	out := map[string][]store.Attrs{}
+	n := 0
+	take := func(a store.Attrs) error {
+		if id, ok := c.shardOfPending(a.Key); ok {
+			out[id] = append(out[id], a)
+			if n++; n >= limit {
+				return errPageFull
+			}
+		}
+		return nil
+	}
+	err := store.ListFrom(ctx, c.st, InboxPrefix, from, take)
+	if err == nil {
+		// wrap round: the keys up to from
+		err = c.st.List(ctx, InboxPrefix, func(a store.Attrs) error {
+			if a.Key > from {
+				return errPageFull
+			}
+			return take(a)
+		})
+	}
+	if err != nil && !errors.Is(err, errPageFull) {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CompactObjects merges the given pending objects of shard id (a page of
+// PendingPage); the shard's other pending objects wait for another round.
+func (c *Compiler) CompactObjects(ctx context.Context, id string, objs []store.Attrs) (Result, error) {
+	if !c.cfg.Layout.Valid(id) {
+		return Result{}, fmt.Errorf("compiler: %q is not a shard id of width %d", id, c.cfg.Layout.Width)
+	}
+	return c.compact(ctx, id, objs)
 }
 
 // CompactShard merges the pending inbox objects of one shard.

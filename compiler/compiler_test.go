@@ -635,3 +635,52 @@ func TestBatcher(t *testing.T) {
 		t.Fatalf("second Flush: %+v %v", rep, err)
 	}
 }
+
+// TestPendingPage: a looping worker's view of the inbox is bounded, starts
+// after the given key and wraps round, so pages from every start together
+// cover the inbox (I5).
+func TestPendingPage(t *testing.T) {
+	ctx := context.Background()
+	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
+		st := newStore(t)
+		c := newCompiler(t, st, Config{})
+		var all []string
+		for i := 0; i < 60; i++ {
+			d := fmt.Sprintf("page%02d.example", i)
+			put(t, st, d, "Co", 1, "2024-01-01T00:00:00Z")
+			all = append(all, InboxKey(d))
+		}
+		if _, err := c.WriteBatch(ctx, Table{Header: fields, Rows: [][]string{{"zbatch.example", "Co", "1", "2024-01-01T00:00:00Z"}}}); err != nil {
+			t.Fatal(err)
+		}
+		count := func(m map[string][]store.Attrs) (n int, keys map[string]bool) {
+			keys = map[string]bool{}
+			for id, objs := range m {
+				for _, a := range objs {
+					if id != c.ShardOf(strings.TrimSuffix(strings.TrimPrefix(a.Key, InboxPrefix), ".usv")) && !strings.HasPrefix(a.Key, BatchPrefix) {
+						t.Errorf("%s grouped under shard %s", a.Key, id)
+					}
+					keys[a.Key] = true
+					n++
+				}
+			}
+			return n, keys
+		}
+		page, err := c.PendingPage(ctx, InboxKey("page30.example"), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, keys := count(page)
+		if n != 10 || keys[InboxKey("page30.example")] || !keys[InboxKey("page31.example")] || !keys[InboxKey("page40.example")] {
+			t.Fatalf("page after page30: %d objects %v", n, keys)
+		}
+		page, _ = c.PendingPage(ctx, InboxKey("page55.example"), 10)
+		if n, keys = count(page); n != 10 || !keys[InboxKey("page59.example")] || !keys[InboxKey("page00.example")] {
+			t.Fatalf("page after page55 does not wrap round: %d objects %v", n, keys)
+		}
+		page, _ = c.PendingPage(ctx, InboxPrefix, 1000)
+		if n, _ = count(page); n != 61 {
+			t.Fatalf("a page larger than the inbox has %d objects, want 61", n)
+		}
+	})
+}

@@ -43,7 +43,10 @@
 //	I4. A malformed inbox object never blocks its shard and is never deleted:
 //	    it is reported (result and domain_errors) and kept.
 //	I5. Listing is paginated by the store; compacting all shards lists the
-//	    inbox once and groups it by shard.
+//	    inbox once and groups it by shard. A looping worker lists one bounded
+//	    page per round from a random point (PendingPage) and compacts one
+//	    shard's objects of that page: compacting any subset of a shard's
+//	    pending objects is safe (I2, I3 hold per object).
 //
 // Merge rule (shared with the SQL view "domains", so readers and compilers
 // agree): for one domain the record with the latest updated_at wins; on equal

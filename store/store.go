@@ -196,6 +196,29 @@ type TempSweeper interface {
 	SweepTemp(cutoff time.Time, dryRun bool) (files int, bytes int64, err error)
 }
 
+// ListerFrom is implemented by stores that can start a listing past a key
+// (S3's StartAfter): ListFrom is List restricted to keys greater than
+// startAfter, so a listing the caller stops early costs what it returned,
+// not the whole prefix.
+type ListerFrom interface {
+	ListFrom(ctx context.Context, prefix, startAfter string, fn func(Attrs) error) error
+}
+
+// ListFrom calls fn, in ascending byte order, for the objects of prefix
+// whose key is greater than startAfter: with the store's own ListerFrom
+// when it has one, else by skipping the first keys of a List.
+func ListFrom(ctx context.Context, s Store, prefix, startAfter string, fn func(Attrs) error) error {
+	if lf, ok := s.(ListerFrom); ok {
+		return lf.ListFrom(ctx, prefix, startAfter, fn)
+	}
+	return s.List(ctx, prefix, func(a Attrs) error {
+		if a.Key <= startAfter {
+			return nil
+		}
+		return fn(a)
+	})
+}
+
 // AtomicDeleter is implemented by stores whose Delete with Cond{IfMatch} is
 // atomic with a concurrent Put of the same key (the local-directory store:
 // one flock covers both). Callers may then skip fencing a delete with a

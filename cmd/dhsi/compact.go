@@ -8,8 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"sort"
-	"strings"
+	"slices"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -27,7 +26,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var (
 		shardID  = fs.String("shard", "", "compact one shard, e.g. 5e")
 		all      = fs.Bool("all", false, "compact every shard with pending inbox objects (lists the inbox once)")
-		loop     = fs.Bool("loop", false, "run as a stochastic worker: pick a random pending shard, skip locked ones, repeat until stopped")
+		loop     = fs.Bool("loop", false, "run as a stochastic worker: each round list one bounded page of the inbox (5,000 objects) from a random point, compact the fullest shard of it that is not locked, repeat until stopped")
 		workers  = fs.Int("workers", 1, "with --loop: concurrent workers in this process")
 		idleExit = fs.Duration("idle-exit", 0, "with --loop: exit after the inbox has had nothing to do for this long (0: never)")
 		lockTTL  = fs.Duration("lock-ttl", compiler.DefaultLockTTL, "how long a lock of a crashed worker blocks its shard")
@@ -35,7 +34,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		logLevel = fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: dhsi compact (--shard HH | --all | --loop [--workers N]) [flags]\n\nMerges the domain-record inbox (indexes/domains/{domain}.usv) into shards\n(indexes/domains/shards/{hh}.usv) under a lock, writing with If-Match so that\nconcurrent compactors on many machines never lose an update.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: dhsi compact (--shard HH | --all | --loop [--workers N]) [flags]\n\nMerges the domain-record inbox (indexes/domains/{domain}.usv and batch\nobjects under indexes/domains/batches/) into shards\n(indexes/domains/shards/{hh}.usv) under a lock, writing with If-Match so that\nconcurrent compactors on many machines never lose an update.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -101,7 +100,9 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // compactLoop is the stochastic worker of design 002: each round it lists
-// the inbox, picks a random pending shard, and moves on when it is locked.
+// one bounded page of the inbox from a random point (compiler I5), picks a
+// random shard of that page, compacts the page's objects of it, and moves
+// on to another shard of the page when it is locked.
 func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compiler.Compiler, error), baseID string, workers int, idleExit time.Duration, log *slog.Logger, stdout io.Writer) error {
 	var mu sync.Mutex
 	var firstErr error
@@ -120,13 +121,14 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 		go func() {
 			defer wg.Done()
 			idleSince := time.Now()
-			// stuck: shards whose pending objects, as listed (keys and
-			// ETags), merged nothing: malformed objects, reported once.
-			// Such a shard is skipped until its pending objects change, so
-			// a worker with nothing mergeable left is idle, not spinning.
-			stuck := map[string]string{}
+			// bad: objects (key → ETag) a compaction reported and did not
+			// retire: malformed or partly bad (rule.go), reported once. They
+			// are left out until they change, so a worker with nothing
+			// mergeable left is idle, not spinning.
+			bad := map[string]store.ETag{}
 			for ctx.Err() == nil {
-				pending, err := c.Pending(ctx)
+				// one bounded page from a random point (compiler I5)
+				pending, err := c.PendingPage(ctx, compiler.InboxPrefix+randomKeyTail(), pageSize)
 				if err != nil {
 					if ctx.Err() == nil {
 						log.Warn("list inbox", "err", err)
@@ -134,13 +136,18 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 					sleep(ctx, time.Second)
 					continue
 				}
-				var ids []string
+				work := map[string][]store.Attrs{}
 				for id, objs := range pending {
-					if id != "" && stuck[id] != fingerprint(objs) {
-						ids = append(ids, id)
+					if id == "" {
+						continue
+					}
+					for _, a := range objs {
+						if e, ok := bad[a.Key]; !ok || e != a.ETag {
+							work[id] = append(work[id], a)
+						}
 					}
 				}
-				if len(ids) == 0 {
+				if len(work) == 0 {
 					if idleExit > 0 && time.Since(idleSince) > idleExit {
 						return
 					}
@@ -148,9 +155,17 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 					continue
 				}
 				idleSince = time.Now()
+				// the fullest shards of the page first (each compaction
+				// rewrites a whole shard: merge as much as a page offers),
+				// ties in random order so workers spread out
+				ids := make([]string, 0, len(work))
+				for id := range work {
+					ids = append(ids, id)
+				}
 				rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+				slices.SortStableFunc(ids, func(a, b string) int { return len(work[b]) - len(work[a]) })
 				for _, id := range ids {
-					r, err := c.CompactShard(ctx, id)
+					r, err := c.CompactObjects(ctx, id, work[id])
 					if err != nil {
 						if errors.Is(err, context.Canceled) {
 							return
@@ -167,16 +182,18 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 					totals[r.Status]++
 					totals["merged"] += r.InboxMerged
 					mu.Unlock()
-					if r.Status != compiler.StatusLocked && r.InboxMerged == 0 && r.InboxKept == 0 && len(r.Errors) > 0 {
-						stuck[id] = fingerprint(pending[id])
-						for _, e := range r.Errors {
-							log.Warn("inbox object not mergeable; skipped until it changes", "key", e.Key, "reason", e.Reason)
-						}
-					} else {
-						delete(stuck, id)
-					}
 					if r.Status != compiler.StatusLocked {
-						break // one shard per round: the next round re-lists
+						etags := map[string]store.ETag{}
+						for _, a := range work[id] {
+							etags[a.Key] = a.ETag
+						}
+						for _, e := range r.Errors {
+							if old, seen := bad[e.Key]; !seen || old != etags[e.Key] {
+								log.Warn("inbox object not mergeable; skipped until it changes", "key", e.Key, "reason", e.Reason)
+							}
+							bad[e.Key] = etags[e.Key]
+						}
+						break // one shard per round: the next round lists a new page
 					}
 				}
 			}
@@ -189,6 +206,18 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 		return nil
 	}
 	return firstErr
+}
+
+// pageSize bounds the inbox objects a looping worker lists per round: five
+// S3 list pages, about 20 objects per shard of width 2 when the inbox is
+// large.
+const pageSize = 5000
+
+// randomKeyTail is a random point in the inbox's key order: two
+// characters of the alphabet domain names and batch keys start with.
+func randomKeyTail() string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	return string([]byte{alphabet[rand.IntN(len(alphabet))], alphabet[rand.IntN(len(alphabet))]})
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -211,15 +240,4 @@ func printResults(w io.Writer, rs []compiler.Result) {
 			fmt.Fprintf(w, "kept malformed inbox object %s: %s\n", e.Key, e.Reason)
 		}
 	}
-}
-
-// fingerprint identifies a shard's pending inbox objects as listed: their
-// keys and ETags, so any rewrite or new object changes it.
-func fingerprint(objs []store.Attrs) string {
-	parts := make([]string, len(objs))
-	for i, a := range objs {
-		parts[i] = a.Key + "\x00" + string(a.ETag)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, "\x01")
 }

@@ -387,10 +387,21 @@ func (s *Store) Delete(ctx context.Context, key string, cond store.Cond) error {
 
 // List implements store.Store.
 func (s *Store) List(ctx context.Context, prefix string, fn func(store.Attrs) error) error {
-	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
+	return s.ListFrom(ctx, prefix, "", fn)
+}
+
+// ListFrom is List from the first key after startAfter (store.ListerFrom):
+// S3 starts the listing there (StartAfter), so a bounded listing of a large
+// prefix costs one page.
+func (s *Store) ListFrom(ctx context.Context, prefix, startAfter string, fn func(store.Attrs) error) error {
+	in := &s3.ListObjectsV2Input{
 		Bucket: &s.bucket,
 		Prefix: aws.String(s.prefix + prefix),
-	})
+	}
+	if startAfter != "" {
+		in.StartAfter = aws.String(s.prefix + startAfter)
+	}
+	p := s3.NewListObjectsV2Paginator(s.client, in)
 	var last string
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

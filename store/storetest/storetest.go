@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"An error returned by fn stops the listing and is returned", testListStop},
 		{"Objects present for the whole listing are listed exactly once", testListChurn},
 		{"List reports the same Attrs as Head", testListAttrs},
+		{"ListFrom visits the keys of the prefix after a key, in order", testListFrom},
 		{"LastModified is the store's clock at the time of the put", testLastModified},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -622,6 +623,31 @@ func testDeleteIfMatchMissing(t *testing.T, s store.Store) {
 	del(t, s, "k", store.Cond{})
 	err = s.Delete(ctx, "k", store.Cond{IfMatch: a.ETag})
 	wantErr(t, "Delete(IfMatch) of a deleted key", err, store.ErrNotFound)
+}
+
+func testListFrom(t *testing.T, s store.Store) {
+	keys := orderKeys()
+	for _, k := range keys {
+		put(t, s, k, k, store.Cond{})
+	}
+	slices.Sort(keys)
+	for _, c := range []struct{ prefix, after string }{
+		{"", ""}, {"", "a/b"}, {"", "a-c"}, {"a", "a/c"}, {"a/", "a/b-c"}, {"x/", "x/y-z"}, {"", "~"}, {"a/", "zzz"}, {"日本", "日"},
+	} {
+		var want []string
+		for _, k := range keys {
+			if strings.HasPrefix(k, c.prefix) && k > c.after {
+				want = append(want, k)
+			}
+		}
+		var got []string
+		if err := store.ListFrom(t.Context(), s, c.prefix, c.after, func(a store.Attrs) error { got = append(got, a.Key); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("ListFrom(%q, after %q):\n got %q\nwant %q", c.prefix, c.after, got, want)
+		}
+	}
 }
 
 // orderKeys are chosen so that walking a directory tree in name order gives
