@@ -26,7 +26,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var (
 		shardID  = fs.String("shard", "", "compact one shard, e.g. 5e")
 		all      = fs.Bool("all", false, "compact every shard with pending inbox objects (lists the inbox once)")
-		loop     = fs.Bool("loop", false, "run as a stochastic worker: each round list one bounded page of the inbox (5,000 objects) from a random point, compact the fullest shard of it that is not locked, repeat until stopped")
+		loop     = fs.Bool("loop", false, "run as a stochastic worker: each round list one bounded page of the inbox (5,000 objects) from a random point and compact its shards, fullest first, skipping locked ones; repeat until stopped")
 		workers  = fs.Int("workers", 1, "with --loop: concurrent workers in this process")
 		idleExit = fs.Duration("idle-exit", 0, "with --loop: exit after the inbox has had nothing to do for this long (0: never)")
 		lockTTL  = fs.Duration("lock-ttl", compiler.DefaultLockTTL, "how long a lock of a crashed worker blocks its shard")
@@ -100,9 +100,9 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // compactLoop is the stochastic worker of design 002: each round it lists
-// one bounded page of the inbox from a random point (compiler I5), picks a
-// random shard of that page, compacts the page's objects of it, and moves
-// on to another shard of the page when it is locked.
+// one bounded page of the inbox from a random point (compiler I5) and
+// compacts the page's objects shard by shard, fullest first, skipping
+// shards another worker holds.
 func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compiler.Compiler, error), baseID string, workers int, idleExit time.Duration, log *slog.Logger, stdout io.Writer) error {
 	var mu sync.Mutex
 	var firstErr error
@@ -164,7 +164,13 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 				}
 				rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 				slices.SortStableFunc(ids, func(a, b string) int { return len(work[b]) - len(work[a]) })
+				// every shard of the page, then a new page: the listing is
+				// paid once per page; each compaction is durable on its own,
+				// so a worker killed mid-page keeps what it finished
 				for _, id := range ids {
+					if ctx.Err() != nil {
+						return
+					}
 					r, err := c.CompactObjects(ctx, id, work[id])
 					if err != nil {
 						if errors.Is(err, context.Canceled) {
@@ -193,7 +199,6 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 							}
 							bad[e.Key] = etags[e.Key]
 						}
-						break // one shard per round: the next round lists a new page
 					}
 				}
 			}
