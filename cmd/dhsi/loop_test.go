@@ -14,7 +14,6 @@ import (
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/internal/s3test"
-	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/store"
 )
 
@@ -30,18 +29,7 @@ func TestKilledLoopingWorkerMakesProgress(t *testing.T) {
 	if testing.Short() {
 		n = 600
 	}
-	pkg, err := records.LoadPackage(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := records.CompilerConfig(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := compiler.New(st, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cfg := storeCompiler(t, st)
 	errs := make([]error, n)
 	parallel.ForEach(n, 32, func(i int) {
 		d := fmt.Sprintf("killed%05d.example", i)

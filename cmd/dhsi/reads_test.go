@@ -15,7 +15,28 @@ import (
 	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/internal/s3test"
 	"github.com/dhsi/dhsi/records"
+	"github.com/dhsi/dhsi/store"
 )
+
+// storeCompiler is a compiler for st under the store's own datapackage.json
+// (written with the default when it has none), as dhsi commands make one.
+func storeCompiler(t testing.TB, st store.Store) (*compiler.Compiler, compiler.Config) {
+	t.Helper()
+	ctx := context.Background()
+	pkg, err := records.LoadPackage(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := records.CompilerConfig(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := compiler.New(st, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cfg
+}
 
 // domainName names test domain i: names on both sides of "shards/" in the
 // store listing's order.
@@ -39,18 +60,7 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 		n = 800
 	}
 	ctx := context.Background()
-	pkg, err := records.LoadPackage(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := records.CompilerConfig(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := compiler.New(st, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cfg := storeCompiler(t, st)
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var version sync.Map // domain → last second written
 	write := func(i int, sec int64) error {
