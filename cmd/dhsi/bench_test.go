@@ -165,7 +165,8 @@ func BenchmarkCompactionS3(b *testing.B) {
 // records/s sustained by 4 looping workers while 4 writers land records),
 // on versitygw: 4 writers land new records through Batchers for 20 s, at
 // DHSI_BENCH_OFFER records/s in all (default 3,000; 0: as fast as they
-// can), while `compact --loop --workers 4` runs in process; records/s is
+// can) with Batchers of MaxDelay DHSI_BENCH_DELAY (default 2s), while
+// `compact --loop --workers 4` runs in process; records/s is
 // what reached the shards over that time, and pending is what the workers
 // had not merged when it ended (small: they keep up).
 //
@@ -187,6 +188,10 @@ func BenchmarkSustainedCompactionS3(b *testing.B) {
 		if v, err := strconv.Atoi(os.Getenv("DHSI_BENCH_OFFER")); err == nil {
 			offer = v
 		}
+		delay := 2 * time.Second // the writers' Batcher MaxDelay
+		if v, err := time.ParseDuration(os.Getenv("DHSI_BENCH_DELAY")); err == nil {
+			delay = v
+		}
 		start := time.Now()
 		var offered atomic.Int64
 		var wg sync.WaitGroup
@@ -195,7 +200,7 @@ func BenchmarkSustainedCompactionS3(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				c, _ := newC(fmt.Sprintf("writer%d", w))
-				bt := c.NewBatcher(compiler.DefaultSchemaFields, compiler.BatcherConfig{MaxDelay: 2 * time.Second})
+				bt := c.NewBatcher(compiler.DefaultSchemaFields, compiler.BatcherConfig{MaxDelay: delay})
 				for j := 0; time.Since(start) < run; j++ {
 					if offer > 0 {
 						// pace: record j is due at j / (offer/4) seconds
