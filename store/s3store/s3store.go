@@ -37,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"io"
 	"log/slog"
 	"net/http"
@@ -76,6 +77,10 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// maxIdleConns bounds the idle connections kept to the endpoint: above the
+// most requests DHSI runs at once against one store.
+const maxIdleConns = 256
+
 // Open connects to the bucket of cfg and checks that it is reachable. A nil
 // logger discards the SDK's warnings.
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
@@ -101,6 +106,14 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 			})
 		}),
 	}
+	// The SDK's default transport keeps 10 idle connections per host; DHSI
+	// runs more requests than that at once against one store (compactions,
+	// ingest uploads, cold reads), and each connection past the tenth was
+	// closed after use and dialed again.
+	opts = append(opts, config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConns = maxIdleConns
+		tr.MaxIdleConnsPerHost = maxIdleConns
+	})))
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
 	}
