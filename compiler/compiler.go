@@ -158,7 +158,7 @@ func (c *Compiler) shardOfPending(key string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if ValidateDomain(d) != nil {
+	if CheckKey(d) != nil {
 		return "", true
 	}
 	return c.cfg.Layout.Of(d), true
@@ -329,12 +329,13 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		batch bool // a batch object: written once, deleted directly (I3)
 	}
 	type fetched struct {
-		t    Table // the records the rule accepts
-		etag store.ETag
-		skip bool      // deleted meanwhile
-		tomb bool      // a tombstone left by a compaction that stopped (I3)
-		bad  []Problem // what the rule refuses (I4)
-		err  error     // I/O
+		t     Table // the records the rule accepts
+		etag  store.ETag
+		batch bool      // a batch object (BatchKey)
+		skip  bool      // deleted meanwhile
+		tomb  bool      // a tombstone left by a compaction that stopped (I3)
+		bad   []Problem // what the rule refuses (I4)
+		err   error     // I/O
 	}
 	got := make([]fetched, len(inbox))
 	parallel.ForEach(len(inbox), c.cfg.Parallel, func(i int) {
@@ -354,13 +355,14 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		}
 		var t Table
 		var bad []Problem
-		if _, batch := ShardOfBatchKey(a.Key); batch {
+		_, batch := ShardOfBatchKey(a.Key)
+		if batch {
 			t, bad = c.rule.CheckBatch(b, id, c.cfg.Layout.Of)
 		} else {
 			d, _ := DomainOfInboxKey(a.Key)
 			t, bad = c.rule.CheckInbox(b, d)
 		}
-		got[i] = fetched{t: t, etag: ia.ETag, bad: bad}
+		got[i] = fetched{t: t, etag: ia.ETag, batch: batch, bad: bad}
 	})
 	var used, tombs []merged
 	partial := 0
@@ -380,8 +382,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			}
 		default:
 			tables = append(tables, f.t)
-			_, batch := ShardOfBatchKey(inbox[i].Key)
-			used = append(used, merged{inbox[i].Key, f.etag, batch})
+			used = append(used, merged{inbox[i].Key, f.etag, f.batch})
 		}
 	}
 	// tombstones hold no records: they go under this lock whatever else

@@ -57,8 +57,3 @@ func DomainOfInboxKey(key string) (string, bool) {
 	d, ok := strings.CutSuffix(rest, inboxSuffix)
 	return d, ok && d != ""
 }
-
-// ValidateDomain checks that a domain can name an inbox object: it is a
-// domain key, the registered domain written as NormalizeDomain writes it
-// (the record rule's K1, rule.go).
-func ValidateDomain(d string) error { return CheckKey(d) }

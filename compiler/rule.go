@@ -207,10 +207,7 @@ func (r Rule) check(t Table, shape []Problem, domainProblem func(string) string)
 	ok := Table{Header: t.Header}
 	problems = append(problems, shape...) // records that fit no reading; t holds the others
 	for i, row := range t.Rows {
-		n := i + 2
-		if t.recordNo != nil {
-			n = t.recordNo[i]
-		}
+		n := t.RecordNo(i)
 		bad := false
 		badDomain := domainProblem(row[di])
 		if badDomain != "" {
