@@ -353,15 +353,8 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			got[i] = fetched{etag: ia.ETag, tomb: true}
 			return
 		}
-		var t Table
-		var bad []Problem
+		t, bad, _ := c.rule.CheckPending(a.Key, b, c.cfg.Layout.Of)
 		_, batch := ShardOfBatchKey(a.Key)
-		if batch {
-			t, bad = c.rule.CheckBatch(b, id, c.cfg.Layout.Of)
-		} else {
-			d, _ := DomainOfInboxKey(a.Key)
-			t, bad = c.rule.CheckInbox(b, d)
-		}
 		got[i] = fetched{t: t, etag: ia.ETag, batch: batch, bad: bad}
 	})
 	var used, tombs []merged

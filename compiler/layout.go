@@ -38,6 +38,16 @@ func ShardOfBatchKey(key string) (string, bool) {
 	return id, true
 }
 
+// IsPendingKey reports whether key is a pending object: a domain's inbox
+// object or a batch object.
+func IsPendingKey(key string) bool {
+	if _, ok := ShardOfBatchKey(key); ok {
+		return true
+	}
+	_, ok := DomainOfInboxKey(key)
+	return ok
+}
+
 // InboxKey is where a worker lands records for domain.
 func InboxKey(domain string) string { return InboxPrefix + domain + inboxSuffix }
 

@@ -130,6 +130,22 @@ func (r Rule) CheckInbox(b []byte, keyDomain string) (Table, []Problem) {
 	return r.check(t, shape, sameDomain(keyDomain))
 }
 
+// CheckPending applies the rule to a pending object by its key: a batch
+// object (CheckBatch, its shard from the key) or a domain's inbox object
+// (CheckInbox). Compaction, the views and dhsi verify all read pending
+// objects through it; ok is false for a key that is neither.
+func (r Rule) CheckPending(key string, b []byte, shardOf func(string) string) (t Table, problems []Problem, ok bool) {
+	if id, batch := ShardOfBatchKey(key); batch {
+		t, problems = r.CheckBatch(b, id, shardOf)
+		return t, problems, true
+	}
+	if d, inbox := DomainOfInboxKey(key); inbox {
+		t, problems = r.CheckInbox(b, d)
+		return t, problems, true
+	}
+	return Table{}, nil, false
+}
+
 // CheckBatch applies the rule to the body of a batch object of shard id
 // (K3 with the batch's own K1: every record's domain is a domain key that
 // shardOf puts in shard id).

@@ -393,11 +393,8 @@ func (d *Domains) refreshPart(ctx context.Context, prefix, source string) (loade
 
 // sourceOf classifies a key under indexes/domains/: "shard", "inbox" or "".
 func sourceOf(key string) string {
-	if _, ok := compiler.DomainOfInboxKey(key); ok {
-		return "inbox"
-	}
-	if _, ok := compiler.ShardOfBatchKey(key); ok {
-		return "inbox" // a batch object: pending records of many domains
+	if compiler.IsPendingKey(key) {
+		return "inbox" // a domain's inbox object, or a batch object
 	}
 	if rest, ok := strings.CutPrefix(key, compiler.ShardPrefix); ok && strings.HasSuffix(rest, ".usv") && !strings.Contains(rest, "/") && !strings.HasPrefix(rest, ".") {
 		return "shard"
@@ -452,14 +449,7 @@ func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.
 		}
 		// the record rule (compiler/rule.go): serve exactly what compaction
 		// would merge, list every problem it would report
-		var t compiler.Table
-		var problems []compiler.Problem
-		if id, batch := compiler.ShardOfBatchKey(key); batch {
-			t, problems = d.rule.CheckBatch(b, id, d.layout.Of)
-		} else {
-			domain, _ := compiler.DomainOfInboxKey(key)
-			t, problems = d.rule.CheckInbox(b, domain)
-		}
+		t, problems, _ := d.rule.CheckPending(key, b, d.layout.Of)
 		for _, p := range problems {
 			o.errors = append(o.errors, []driver.Value{key, int32(p.Record), p.Field, p.Reason})
 		}

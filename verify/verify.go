@@ -433,23 +433,14 @@ func (r *run) domainRecords() error {
 				r.problem(key, "%d more problems", bad-20)
 			}
 		case rest == key: // inbox and batch objects
-			var problems []compiler.Problem
-			if id, ok := compiler.ShardOfBatchKey(key); ok {
-				b := r.read(key, "batch object")
-				if b == nil || len(b) == 0 {
-					continue
-				}
-				_, problems = rule.CheckBatch(b, id, layout.Of)
-			} else if d, ok := compiler.DomainOfInboxKey(key); ok {
-				b := r.read(key, "inbox object")
-				if b == nil || len(b) == 0 {
-					continue // a tombstone
-				}
-				_, problems = rule.CheckInbox(b, d)
-			} else {
-				continue
+			if !compiler.IsPendingKey(key) {
+				continue // the schema, or what is none of DHSI's
 			}
-			if len(problems) > 0 {
+			b := r.read(key, "pending domain records")
+			if len(b) == 0 {
+				continue // unreadable (a problem already), or a tombstone
+			}
+			if _, problems, _ := rule.CheckPending(key, b, layout.Of); len(problems) > 0 {
 				r.rep.Warnings = append(r.rep.Warnings, Finding{key, "pending records the record rule refuses (listed in domain_errors): " + compiler.JoinProblems(problems)})
 			}
 		}
