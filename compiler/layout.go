@@ -54,6 +54,21 @@ func InboxKey(domain string) string { return InboxPrefix + domain + inboxSuffix 
 // ShardKey is the object holding shard id.
 func ShardKey(id string) string { return ShardPrefix + id + shardSuffix }
 
+// ShardOfKey returns the shard id a shard object's key names (the inverse
+// of ShardKey), or false for any other key: locks, clock objects, batches.
+// The id is not checked against a layout.
+func ShardOfKey(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, ShardPrefix)
+	if !ok || strings.Contains(rest, "/") || strings.HasPrefix(rest, ".") {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(rest, shardSuffix)
+	if !ok || id == "" {
+		return "", false
+	}
+	return id, true
+}
+
 // LockKey is the lock object of shard id.
 func LockKey(id string) string { return ShardPrefix + id + lockSuffix }
 

@@ -77,3 +77,24 @@ func TestRecordRule(t *testing.T) {
 		})
 	}
 }
+
+func TestKeyClassifiers(t *testing.T) {
+	for _, c := range []struct {
+		key     string
+		shard   string // ShardOfKey's id, "" for none
+		pending bool
+	}{
+		{ShardKey("5e"), "5e", false},
+		{LockKey("5e"), "", false},
+		{clockKeyStem + "w1", "", false},
+		{ShardPrefix + "sub/5e.usv", "", false},
+		{InboxKey("example.com"), "", true},
+		{BatchKey("5e", "0001-ab"), "", true},
+		{SchemaKey, "", false},
+	} {
+		id, ok := ShardOfKey(c.key)
+		if id != c.shard || ok != (c.shard != "") || IsPendingKey(c.key) != c.pending {
+			t.Errorf("%s: ShardOfKey = %q %v, IsPendingKey = %v; want %q, pending %v", c.key, id, ok, IsPendingKey(c.key), c.shard, c.pending)
+		}
+	}
+}

@@ -396,7 +396,7 @@ func sourceOf(key string) string {
 	if compiler.IsPendingKey(key) {
 		return "inbox" // a domain's inbox object, or a batch object
 	}
-	if rest, ok := strings.CutPrefix(key, compiler.ShardPrefix); ok && strings.HasSuffix(rest, ".usv") && !strings.Contains(rest, "/") && !strings.HasPrefix(rest, ".") {
+	if _, ok := compiler.ShardOfKey(key); ok {
 		return "shard"
 	}
 	return ""

@@ -384,14 +384,13 @@ func (r *run) domainRecords() error {
 		return nil
 	}
 	for _, key := range keys {
-		rest := strings.TrimPrefix(key, compiler.ShardPrefix)
+		id, isShard := compiler.ShardOfKey(key)
 		switch {
-		case rest != key && strings.HasSuffix(rest, ".usv") && !strings.Contains(rest, "/") && !strings.HasPrefix(rest, "."):
+		case isShard:
 			b := r.read(key, "domain-record shard")
 			if b == nil {
 				continue
 			}
-			id := strings.TrimSuffix(rest, ".usv")
 			if !layout.Valid(id) {
 				r.problem(key, "not a shard id of the recorded width %d", layout.Width)
 			}
@@ -432,10 +431,7 @@ func (r *run) domainRecords() error {
 			if bad > 20 {
 				r.problem(key, "%d more problems", bad-20)
 			}
-		case rest == key: // inbox and batch objects
-			if !compiler.IsPendingKey(key) {
-				continue // the schema, or what is none of DHSI's
-			}
+		case compiler.IsPendingKey(key): // inbox and batch objects
 			b := r.read(key, "pending domain records")
 			if len(b) == 0 {
 				continue // unreadable (a problem already), or a tombstone
