@@ -53,18 +53,23 @@ func (c *Compiler) WriteBatch(ctx context.Context, t Table) (BatchReport, error)
 	if di < 0 {
 		return rep, fmt.Errorf("batch: header has no %q field", DomainField)
 	}
-	byShard := map[string][][]string{}
+	// grouped by the shard each domain hashes to; writeShardBatch refuses
+	// what is no domain key. Each group keeps the records' numbers in t.
+	byShard := map[string]*Table{}
 	for i, row := range t.Rows {
 		if len(row) != len(t.Header) {
 			rep.Failed++
-			rep.Errors = append(rep.Errors, fmt.Sprintf("record %d: has %d units, header has %d", i+2, len(row), len(t.Header)))
+			rep.Errors = append(rep.Errors, fmt.Sprintf("record %d: has %d units, header has %d", t.RecordNo(i), len(row), len(t.Header)))
 			continue
 		}
-		id := ""
-		if CheckKey(row[di]) == nil {
-			id = c.cfg.Layout.Of(row[di])
+		id := c.cfg.Layout.Of(row[di])
+		g := byShard[id]
+		if g == nil {
+			g = &Table{Header: t.Header}
+			byShard[id] = g
 		}
-		byShard[id] = append(byShard[id], row)
+		g.Rows = append(g.Rows, row)
+		g.recordNo = append(g.recordNo, t.RecordNo(i))
 	}
 	ids := make([]string, 0, len(byShard))
 	for id := range byShard {
@@ -74,7 +79,7 @@ func (c *Compiler) WriteBatch(ctx context.Context, t Table) (BatchReport, error)
 	reports := make([]BatchReport, len(ids))
 	errs := make([]error, len(ids))
 	parallel.ForEach(len(ids), c.cfg.Parallel, func(i int) {
-		reports[i], errs[i] = c.writeShardBatch(ctx, ids[i], Table{Header: t.Header, Rows: byShard[ids[i]]})
+		reports[i], errs[i] = c.writeShardBatch(ctx, ids[i], *byShard[ids[i]])
 	})
 	var firstErr error
 	for i := range ids {
@@ -86,16 +91,11 @@ func (c *Compiler) WriteBatch(ctx context.Context, t Table) (BatchReport, error)
 	return rep, firstErr
 }
 
-// writeShardBatch writes the records of one shard ("" for records whose
-// domain is no domain key) that the rule accepts.
+// writeShardBatch writes the records of shard id that the rule accepts:
+// the check compaction applies to the batch object (CheckBatch).
 func (c *Compiler) writeShardBatch(ctx context.Context, id string, t Table) (BatchReport, error) {
 	var rep BatchReport
-	ok, problems := c.rule.check(t, nil, func(d string) string {
-		if err := CheckKey(d); err != nil {
-			return err.Error()
-		}
-		return ""
-	})
+	ok, problems := c.rule.check(t, nil, inShard(id, c.cfg.Layout.Of))
 	for _, p := range problems {
 		if len(rep.Errors) < 100 {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %s", domainOfProblem(t, p), p.Reason))
@@ -119,10 +119,14 @@ func (c *Compiler) writeShardBatch(ctx context.Context, id string, t Table) (Bat
 	return rep, nil
 }
 
+// domainOfProblem names a problem's record by its number and domain.
 func domainOfProblem(t Table, p Problem) string {
-	di := t.column(DomainField)
-	if p.Record >= 2 && p.Record-2 < len(t.Rows) && di >= 0 {
-		return fmt.Sprintf("record %d (%q)", p.Record, t.Rows[p.Record-2][di])
+	if di := t.column(DomainField); di >= 0 {
+		for i := range t.Rows {
+			if t.RecordNo(i) == p.Record {
+				return fmt.Sprintf("record %d (%q)", p.Record, t.Rows[i][di])
+			}
+		}
 	}
 	return fmt.Sprintf("record %d", p.Record)
 }

@@ -550,6 +550,10 @@ func TestBatches(t *testing.T) {
 		if err != nil || rep.Landed != 300 || rep.Failed != 2 || len(rep.Errors) != 2 || rep.Objects > 256 {
 			t.Fatalf("WriteBatch: %+v, %v", rep, err)
 		}
+		// refusals name the caller's record numbers, not a shard group's
+		if errs := strings.Join(rep.Errors, "\n"); !strings.Contains(errs, `record 302 ("com")`) || !strings.Contains(errs, `record 303 ("batch7.example")`) {
+			t.Fatalf("WriteBatch errors:\n%s", errs)
+		}
 		res, err := c.CompactAll(ctx)
 		if err != nil {
 			t.Fatal(err)
