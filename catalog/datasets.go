@@ -91,24 +91,6 @@ func (d *Datasets) ByName(name string) (Dataset, bool) {
 	return Dataset{}, false
 }
 
-// Upsert returns a copy of the registry in which name exists: its id, and
-// whether it is new (ids are max+1, never reused).
-func (d *Datasets) Upsert(name, source string, now time.Time) (*Datasets, uint32, bool) {
-	out := &Datasets{Format: DatasetsFormat, FormatVersion: DatasetsFormatVersion, Datasets: append([]Dataset(nil), d.Datasets...)}
-	if ds, ok := d.ByName(name); ok {
-		return out, ds.ID, false
-	}
-	var next uint32 = 1
-	for _, ds := range d.Datasets {
-		if ds.ID >= next {
-			next = ds.ID + 1
-		}
-	}
-	out.Datasets = append(out.Datasets, Dataset{ID: next, Name: name, Source: source, Created: now.UTC(), Updated: now.UTC()})
-	sort.Slice(out.Datasets, func(i, j int) bool { return out.Datasets[i].ID < out.Datasets[j].ID })
-	return out, next, true
-}
-
 // NextID is the smallest id above every dataset's (ids are never reused).
 func (d *Datasets) NextID() uint32 {
 	var next uint32 = 1
