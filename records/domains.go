@@ -86,13 +86,7 @@ func (d *Domains) Package() *tableschema.Package {
 func LoadPackage(ctx context.Context, st store.Store) (*tableschema.Package, error) {
 	b, _, err := store.ReadAll(ctx, st, compiler.SchemaKey)
 	if errors.Is(err, store.ErrNotFound) {
-		def := tableschema.DefaultDomainPackage()
-		rec, _ := json.Marshal(layoutDoc{ShardWidth: shard.DefaultWidth})
-		if def.Extra == nil {
-			def.Extra = map[string]json.RawMessage{}
-		}
-		def.Extra[layoutProperty] = rec
-		body, err := json.MarshalIndent(def, "", "  ")
+		body, err := defaultPackageBody()
 		if err != nil {
 			return nil, err
 		}
@@ -106,6 +100,37 @@ func LoadPackage(ctx context.Context, st store.Store) (*tableschema.Package, err
 	} else if err != nil {
 		return nil, fmt.Errorf("read %s: %w", compiler.SchemaKey, err)
 	}
+	return parsePackage(b)
+}
+
+// ReadPackage is LoadPackage for readers that must not write (dhsi
+// verify): a store without datapackage.json gets the default LoadPackage
+// would write, without writing it.
+func ReadPackage(ctx context.Context, st store.Store) (*tableschema.Package, error) {
+	b, _, err := store.ReadAll(ctx, st, compiler.SchemaKey)
+	if errors.Is(err, store.ErrNotFound) {
+		if b, err = defaultPackageBody(); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read %s: %w", compiler.SchemaKey, err)
+	}
+	return parsePackage(b)
+}
+
+// defaultPackageBody is the design's default datapackage.json, its shard
+// width recorded.
+func defaultPackageBody() ([]byte, error) {
+	def := tableschema.DefaultDomainPackage()
+	rec, _ := json.Marshal(layoutDoc{ShardWidth: shard.DefaultWidth})
+	if def.Extra == nil {
+		def.Extra = map[string]json.RawMessage{}
+	}
+	def.Extra[layoutProperty] = rec
+	return json.MarshalIndent(def, "", "  ")
+}
+
+func parsePackage(b []byte) (*tableschema.Package, error) {
 	pkg, err := tableschema.ParsePackage(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", compiler.SchemaKey, err)

@@ -34,7 +34,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2" // DuckDB reads Parquet for Deep
@@ -362,8 +362,7 @@ func (r *run) domainRecords() error {
 	if len(keys) == 0 {
 		return nil
 	}
-	sort.Strings(keys)
-	pkg, err := records.LoadPackage(r.ctx, r.st)
+	pkg, err := records.ReadPackage(r.ctx, r.st) // verify writes nothing
 	if err != nil {
 		r.problem(compiler.SchemaKey, "%v", err)
 		return nil
@@ -407,7 +406,7 @@ func (r *run) domainRecords() error {
 				r.problem(key, "header: %v", err)
 				continue
 			}
-			di := indexOf(t.Header, compiler.DomainField)
+			di := slices.Index(t.Header, compiler.DomainField)
 			bad := 0
 			for i, row := range t.Rows {
 				_, ferrs := checker.Check(row)
@@ -442,13 +441,4 @@ func (r *run) domainRecords() error {
 		}
 	}
 	return nil
-}
-
-func indexOf(xs []string, x string) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
 }

@@ -131,3 +131,25 @@ func TestVerifyFindsDamage(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyWritesNothing: verify of a store whose inbox a plain S3 client
+// filled, with no datapackage.json yet, reads it under the default schema
+// and leaves the store as it found it.
+func TestVerifyWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "indexes", "domains")
+	if err := os.MkdirAll(inbox, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "domain␟updated_at␟␞\nexample.com␟2024-01-01T00:00:00Z␟␞\n"
+	if err := os.WriteFile(filepath.Join(inbox, "example.com.usv"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if code := run(context.Background(), []string{"verify", "--store", dir}, &out, io.Discard); code != 0 {
+		t.Fatalf("verify: exit %d\n%s", code, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(inbox, "datapackage.json")); !os.IsNotExist(err) {
+		t.Fatalf("verify wrote datapackage.json (%v)", err)
+	}
+}
