@@ -86,21 +86,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var userList []sqlserver.User
-	if *usersFile != "" {
-		l, err := sqlserver.LoadUsersFile(*usersFile)
-		if err != nil {
-			return fmt.Errorf("--users-file: %w", err)
-		}
-		userList = l
-	}
-	for _, u := range users {
-		usr, err := sqlserver.ParseUser(u)
-		if err != nil {
-			// never echo the value: it holds a password
-			return fmt.Errorf("%w: --user: %v", errUsage, err)
-		}
-		userList = append(userList, usr)
+	userList, err := loadUsers(*usersFile, users)
+	if err != nil {
+		return err
 	}
 	limits, err := parseRoleLimits(roleTimeouts, roleQueries)
 	if err != nil {
@@ -147,6 +135,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			sandbox.ReadDirs = append(sandbox.ReadDirs, dir)
 		}
 	}
+	// when this server's view of the store (records, index, grants) was last
+	// complete (unix nanoseconds): refreshLoop keeps it, the metric reads it
+	var lastRefresh atomic.Int64
 	var reg *metrics.Registry
 	var observer sqlserver.Observer
 	if *metricsAddr != "" {
@@ -278,7 +269,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		api := httpapi.Config{Snapshot: urls.x.Current, Domain: urls.domainNote, Log: log, Visible: urlFuncs.VisibleDatasetIDs,
 			Ready: func(ctx context.Context) error {
-				// the store answers: a listing of one key's prefix (a missing
+				// the store answers: a Head of the manifest (a missing
 				// manifest is a new store, which is ready too)
 				if _, err := st.Head(ctx, catalog.ManifestKey); err != nil && !errors.Is(err, store.ErrNotFound) {
 					return fmt.Errorf("store %s: %w", st.String(), err)
@@ -333,7 +324,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go ps.Serve(ln)
 		defer ps.Close()
 	}
-	go refreshLoop(ctx, *refresh, log, domains.Refresh, urls.refresh, func(ctx context.Context) error {
+	go refreshLoop(ctx, *refresh, log, &lastRefresh, domains.Refresh, urls.refresh, func(ctx context.Context) error {
 		_, err := grants.Refresh(ctx)
 		return err
 	})
@@ -344,17 +335,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer signal.Stop(hup)
 	reload := func() {
 		if *usersFile != "" {
-			l, err := sqlserver.LoadUsersFile(*usersFile)
-			if err == nil {
-				for _, u := range users {
-					usr, perr := sqlserver.ParseUser(u)
-					if perr != nil {
-						err = perr
-						break
-					}
-					l = append(l, usr)
-				}
-			}
+			l, err := loadUsers(*usersFile, users)
 			if err == nil {
 				err = srv.SetUsers(l)
 			}
@@ -456,7 +437,9 @@ func domainProcedures(st store.Store, d *records.Domains, log *slog.Logger) udf.
 
 // refreshLoop keeps the server's views in step with what other processes
 // write to the store: domain records and new URL-index versions.
-func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, fns ...func(context.Context) error) {
+// lastRefresh is when the view was last complete (unix nanoseconds), for
+// dhsi_refresh_age_seconds.
+func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, lastRefresh *atomic.Int64, fns ...func(context.Context) error) {
 	lastRefresh.Store(time.Now().UnixNano()) // start-up read the store
 	if every <= 0 {
 		return
@@ -481,10 +464,6 @@ func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, fns
 		}
 	}
 }
-
-// lastRefresh is when the server's view of the store was last complete
-// (unix nanoseconds), for dhsi_refresh_age_seconds.
-var lastRefresh atomic.Int64
 
 // ingestDirCheck returns the check CALL ingest applies to a writer's files:
 // each must resolve, through any symlink, to a regular file inside dir.
@@ -517,6 +496,28 @@ func ingestDirCheck(dir string) (func([]string) error, error) {
 		}
 		return nil
 	}, nil
+}
+
+// loadUsers reads the users of --users-file and then the --user flags, at
+// start-up and again on SIGHUP.
+func loadUsers(file string, flags []string) ([]sqlserver.User, error) {
+	var out []sqlserver.User
+	if file != "" {
+		l, err := sqlserver.LoadUsersFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--users-file: %w", err)
+		}
+		out = l
+	}
+	for _, u := range flags {
+		usr, err := sqlserver.ParseUser(u)
+		if err != nil {
+			// never echo the value: it holds a password
+			return nil, fmt.Errorf("%w: --user: %v", errUsage, err)
+		}
+		out = append(out, usr)
+	}
+	return out, nil
 }
 
 // parseRoleLimits reads --statement-timeout and --max-concurrent-queries.
