@@ -52,6 +52,9 @@ Flags:
 		fs.Usage()
 		return fmt.Errorf("%w: give field=value pairs or files", errUsage)
 	}
+	if *batch != "on" && *batch != "off" && *batch != "auto" {
+		return fmt.Errorf("%w: --batch %q: want on, off or auto", errUsage, *batch)
+	}
 	log, err := newLogger(stderr, "warn")
 	if err != nil {
 		return err
@@ -90,9 +93,6 @@ Flags:
 		return err
 	}
 	useBatches := *batch == "on" || *batch == "auto" && countRows(tables) > 1
-	if *batch != "on" && *batch != "off" && *batch != "auto" {
-		return fmt.Errorf("%w: --batch %q: want on, off or auto", errUsage, *batch)
-	}
 	byDomain, rejected := groupByDomain(tables, stderr)
 	if useBatches {
 		rep, err := writeBatches(ctx, c, byDomain)
