@@ -200,9 +200,10 @@ const maxKeptOutBuffer = 1 << 20
 
 // goodbye sends FATAL 57P01 (admin_shutdown) and ends the session: a
 // server shutting down, or pg_terminate_backend.
-func (s *session) goodbye(msg string) error {
+func (s *session) goodbye() error {
 	_ = s.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	s.send((&Error{Severity: "FATAL", Code: codes.AdminShutdown, Message: msg}).response())
+	// PostgreSQL's words for both
+	s.send((&Error{Severity: "FATAL", Code: codes.AdminShutdown, Message: "terminating connection due to administrator command"}).response())
 	_ = s.flush()
 	return nil
 }
@@ -223,16 +224,16 @@ func (s *session) serve(ctx context.Context) error {
 	atBoundary := true
 	for {
 		if atBoundary && s.srv.isDraining() {
-			return s.goodbye("terminating connection due to administrator command")
+			return s.goodbye()
 		}
 		msg, err := s.be.Receive()
 		if err != nil {
 			if s.srv.isDraining() {
-				return s.goodbye("terminating connection due to administrator command")
+				return s.goodbye()
 			}
 			if s.act.terminating.Load() {
 				// pg_terminate_backend: say why, as PostgreSQL does
-				return s.goodbye("terminating connection due to administrator command")
+				return s.goodbye()
 			}
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
 				return nil
