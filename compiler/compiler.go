@@ -48,6 +48,10 @@ type Config struct {
 	// Parallel bounds concurrent store requests of one compaction, and the
 	// shards CompactAll works on at once (default 16).
 	Parallel int
+	// PackageETag is the ETag of the datapackage.json this configuration
+	// was read from; when set, the compiler checks it before every write
+	// that depends on the layout (I7, move.go). Empty: no check.
+	PackageETag store.ETag
 }
 
 // Defaults fills unset fields.
@@ -149,10 +153,10 @@ func (c *Compiler) Pending(ctx context.Context) (map[string][]store.Attrs, error
 // neither (shards, locks, the schema).
 func (c *Compiler) shardOfPending(key string) (string, bool) {
 	if id, ok := ShardOfBatchKey(key); ok {
-		if !c.cfg.Layout.Valid(id) {
-			id = ""
+		if !shard.ValidID(id) {
+			id = "" // a key no layout names: reported, kept (I4)
 		}
-		return id, true
+		return id, true // a foreign width is moved (I6)
 	}
 	d, ok := DomainOfInboxKey(key)
 	if !ok {
@@ -204,7 +208,7 @@ func (c *Compiler) PendingPage(ctx context.Context, from string, limit int) (map
 // CompactObjects merges the given pending objects of shard id (a page of
 // PendingPage); the shard's other pending objects wait for another round.
 func (c *Compiler) CompactObjects(ctx context.Context, id string, objs []store.Attrs) (Result, error) {
-	if !c.cfg.Layout.Valid(id) {
+	if !c.cfg.Layout.Valid(id) && !c.foreign(id) {
 		return Result{}, fmt.Errorf("compiler: %q is not a shard id of width %d", id, c.cfg.Layout.Width)
 	}
 	return c.compact(ctx, id, objs)
@@ -240,7 +244,8 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 	// delete
 	var clocks []store.Attrs
 	err = c.st.List(ctx, ShardPrefix, func(a store.Attrs) error {
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(a.Key, ShardPrefix), lockSuffix); ok && c.cfg.Layout.Valid(id) {
+		// locks of every width: a killed mover leaves one of a foreign shard
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(a.Key, ShardPrefix), lockSuffix); ok && shard.ValidID(id) {
 			if _, pend := pending[id]; !pend {
 				ids = append(ids, id)
 			}
@@ -274,7 +279,7 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 	if bad := pending[""]; len(bad) > 0 {
 		r := Result{Shard: "", Status: StatusNothingToDo}
 		for _, a := range bad {
-			reason := fmt.Sprintf("the batch's shard is not a shard id of width %d", c.cfg.Layout.Width)
+			reason := fmt.Sprintf("the batch's shard is not a shard id (1 to %d lower-case hex characters)", shard.MaxWidth)
 			if d, ok := DomainOfInboxKey(a.Key); ok {
 				reason = "the object's key: " + CheckKey(d).Error()
 			}
@@ -293,6 +298,11 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	if len(inbox) == 0 {
 		res.Status = StatusNothingToDo
 		return res, c.reapStaleLock(ctx, id)
+	}
+	if c.foreign(id) {
+		// batch objects of another width: landed by a writer that loaded
+		// the layout before a resharding (I6)
+		return c.moveObjects(ctx, id, inbox)
 	}
 	lk, held, err := c.acquire(ctx, id)
 	if err != nil {
@@ -353,7 +363,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			got[i] = fetched{etag: ia.ETag, tomb: true}
 			return
 		}
-		t, bad, _ := c.rule.CheckPending(a.Key, b, c.cfg.Layout.Of)
+		t, bad, _ := c.rule.CheckPending(a.Key, b)
 		_, batch := ShardOfBatchKey(a.Key)
 		got[i] = fetched{t: t, etag: ia.ETag, batch: batch, bad: bad}
 	})
@@ -410,6 +420,9 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		return res, nil
 	}
 	n := int64(buf.Len())
+	if err := c.checkPackage(ctx); err != nil { // I7
+		return res, err
+	}
 	if _, err := c.st.Put(ctx, ShardKey(id), &buf, shardCond); err != nil {
 		if errors.Is(err, store.ErrPreconditionFailed) { // I2: abandon, never retry blindly
 			res.Status = StatusConflict

@@ -47,6 +47,8 @@
 //	    page per round from a random point (PendingPage) and compacts one
 //	    shard's objects of that page: compacting any subset of a shard's
 //	    pending objects is safe (I2, I3 hold per object).
+//	I6, I7. Moving records between shard layouts during a resharding, and
+//	    noticing a layout change: stated in move.go.
 //
 // Merge rule (shared with the SQL view "domains", so readers and compilers
 // agree): for one domain the record with the latest updated_at wins; on equal

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/tableschema"
 	"github.com/dhsi/dhsi/urlnorm"
 )
@@ -134,9 +135,9 @@ func (r Rule) CheckInbox(b []byte, keyDomain string) (Table, []Problem) {
 // object (CheckBatch, its shard from the key) or a domain's inbox object
 // (CheckInbox). Compaction, the views and dhsi verify all read pending
 // objects through it; ok is false for a key that is neither.
-func (r Rule) CheckPending(key string, b []byte, shardOf func(string) string) (t Table, problems []Problem, ok bool) {
+func (r Rule) CheckPending(key string, b []byte) (t Table, problems []Problem, ok bool) {
 	if id, batch := ShardOfBatchKey(key); batch {
-		t, problems = r.CheckBatch(b, id, shardOf)
+		t, problems = r.CheckBatch(b, id)
 		return t, problems, true
 	}
 	if d, inbox := DomainOfInboxKey(key); inbox {
@@ -147,14 +148,20 @@ func (r Rule) CheckPending(key string, b []byte, shardOf func(string) string) (t
 }
 
 // CheckBatch applies the rule to the body of a batch object of shard id
-// (K3 with the batch's own K1: every record's domain is a domain key that
-// shardOf puts in shard id).
-func (r Rule) CheckBatch(b []byte, id string, shardOf func(string) string) (Table, []Problem) {
+// (K3 with the batch's own K1: every record's domain is a domain key of
+// shard id in the layout of id's width). The width is the batch's own, not
+// the store's: a writer that loaded the layout before a resharding lands
+// batches of the previous width, and their records are as good as any
+// (compaction moves them into the current layout, compiler I6).
+func (r Rule) CheckBatch(b []byte, id string) (Table, []Problem) {
+	if !shard.ValidID(id) {
+		return Table{}, []Problem{{Reason: fmt.Sprintf("the batch's shard %q is not a shard id (1 to %d lower-case hex characters)", id, shard.MaxWidth)}}
+	}
 	t, shape, err := parseRecords(b)
 	if err != nil {
 		return Table{}, []Problem{{Reason: err.Error()}}
 	}
-	return r.check(t, shape, inShard(id, shardOf))
+	return r.check(t, shape, inShard(id, shard.LayoutOfID(id).Of))
 }
 
 // sameDomain accepts the domain of an inbox object's key.

@@ -48,6 +48,19 @@ import (
 //     version never older than before. Listing indexes/domains/ in one pass
 //     would break this: inbox keys that sort after "shards/" are listed
 //     after the shards.
+//   - R2, reads never lose a record during a resharding (issue 15 §3): a
+//     mover deletes a shard of another width than the current one (a
+//     "foreign" shard) only once its records are durable in current-width
+//     shards (compiler I6). So while the package records a resharding, a
+//     refresh lists the shards twice: the foreign ones are taken from the
+//     first listing, the current-width ones from the second, which starts
+//     after the first ended. A foreign shard the first listing finds gone
+//     was deleted before that, so the shards holding its records were
+//     written before the second listing began. Widening and narrowing
+//     alike: the rule does not depend on where keys sort. The package is
+//     read before the listings and checked after; a refresh during which
+//     it changed is thrown away and redone, so the widths it classified by
+//     held throughout.
 //   - Ordering keys are computed in Go with the compiler's own functions
 //     (compiler.ParseTimestamp, compiler.TieBreakKey), so the view and the
 //     compiler always pick the same record.
@@ -59,12 +72,14 @@ type Domains struct {
 	db  *sql.DB
 	log *slog.Logger
 
-	mu     sync.Mutex // serialises Refresh; guards the fields below
-	pkg    *tableschema.Package
-	rule   compiler.Rule // the record rule: what the views serve from the inbox
-	layout shard.Layout  // the recorded shard layout (batch objects' shards)
-	fields []string      // schema field names, in order (mirror columns)
-	known  map[string]store.ETag
+	mu      sync.Mutex // serialises Refresh; guards the fields below
+	pkg     *tableschema.Package
+	pkgETag store.ETag    // the version of datapackage.json pkg is (R2)
+	layouts Layouts       // the recorded shard layouts
+	rule    compiler.Rule // the record rule: what the views serve from the inbox
+	fields  []string      // schema field names, in order (mirror columns)
+	sig     string        // the mirror's columns, to notice a schema change
+	known   map[string]store.ETag
 }
 
 // SchemaFields returns the current schema's field names.
@@ -81,26 +96,50 @@ func (d *Domains) Package() *tableschema.Package {
 	return d.pkg
 }
 
+// PackageVersion returns the current data package and the ETag of the
+// version it was read from (for compiler.Config.PackageETag).
+func (d *Domains) PackageVersion() (*tableschema.Package, store.ETag) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.pkg, d.pkgETag
+}
+
+// Layouts returns the shard layouts the mirror last read.
+func (d *Domains) Layouts() Layouts {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.layouts
+}
+
 // LoadPackage reads indexes/domains/datapackage.json, writing the design's
 // default (create-only, so concurrent servers agree) when the store has none.
 func LoadPackage(ctx context.Context, st store.Store) (*tableschema.Package, error) {
-	b, _, err := store.ReadAll(ctx, st, compiler.SchemaKey)
+	pkg, _, err := LoadPackageVersion(ctx, st)
+	return pkg, err
+}
+
+// LoadPackageVersion is LoadPackage that also returns the ETag of the
+// version read: the condition of a rewrite (a resharding's state) and of a
+// compiler's check that its layout is current (compiler I7).
+func LoadPackageVersion(ctx context.Context, st store.Store) (*tableschema.Package, store.ETag, error) {
+	b, a, err := store.ReadAll(ctx, st, compiler.SchemaKey)
 	if errors.Is(err, store.ErrNotFound) {
 		body, err := defaultPackageBody()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if _, err := st.Put(ctx, compiler.SchemaKey, bytes.NewReader(body), store.Cond{IfNoneMatch: true}); err != nil && !errors.Is(err, store.ErrPreconditionFailed) {
-			return nil, fmt.Errorf("write default %s: %w", compiler.SchemaKey, err)
+			return nil, "", fmt.Errorf("write default %s: %w", compiler.SchemaKey, err)
 		}
-		b, _, err = store.ReadAll(ctx, st, compiler.SchemaKey)
+		b, a, err = store.ReadAll(ctx, st, compiler.SchemaKey)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("read %s: %w", compiler.SchemaKey, err)
+		return nil, "", fmt.Errorf("read %s: %w", compiler.SchemaKey, err)
 	}
-	return parsePackage(b)
+	pkg, err := parsePackage(b)
+	return pkg, a.ETag, err
 }
 
 // ReadPackage is LoadPackage for readers that must not write (dhsi
@@ -142,33 +181,87 @@ func parsePackage(b []byte) (*tableschema.Package, error) {
 }
 
 // layoutProperty is the custom datapackage.json property that records how
-// the index is sharded: {"dhsi": {"shard_width": 2}}. The width is a
-// recorded parameter, never a constant, so an index can be resharded.
+// the index is sharded: {"dhsi": {"shard_width": 2}}, and during a
+// resharding {"dhsi": {"shard_width": 3, "previous_shard_width": 2}}. The
+// width is a recorded parameter, never a constant, so an index can be
+// resharded (package reshard, docs/format/datapackage.md).
 const layoutProperty = "dhsi"
 
 type layoutDoc struct {
-	ShardWidth int `json:"shard_width"`
+	ShardWidth         int `json:"shard_width"`
+	PreviousShardWidth int `json:"previous_shard_width,omitempty"`
 }
 
-// LayoutOf returns the shard layout recorded in pkg, or the default for a
-// package that records none (every index written before it was recorded).
+// Layouts is what a store records of its sharding: the Current layout,
+// which every compaction writes, and while a resharding is in progress the
+// Previous one (Width 0 otherwise), whose shards readers still union in.
+type Layouts struct {
+	Current, Previous shard.Layout
+}
+
+// Resharding reports whether a resharding is in progress.
+func (l Layouts) Resharding() bool { return l.Previous.Width != 0 }
+
+// LayoutOf returns the current shard layout recorded in pkg, or the default
+// for a package that records none (every index written before it was
+// recorded).
 func LayoutOf(pkg *tableschema.Package) (shard.Layout, error) {
+	l, err := LayoutsOf(pkg)
+	return l.Current, err
+}
+
+// LayoutsOf returns the layouts recorded in pkg.
+func LayoutsOf(pkg *tableschema.Package) (Layouts, error) {
 	raw, ok := pkg.Extra[layoutProperty]
 	if !ok {
-		return shard.Default(), nil
+		return Layouts{Current: shard.Default()}, nil
 	}
 	var doc layoutDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return shard.Layout{}, fmt.Errorf("%s: %s: %w", compiler.SchemaKey, layoutProperty, err)
+		return Layouts{}, fmt.Errorf("%s: %s: %w", compiler.SchemaKey, layoutProperty, err)
 	}
-	if doc.ShardWidth == 0 {
-		return shard.Default(), nil
+	out := Layouts{Current: shard.Default()}
+	if doc.ShardWidth != 0 {
+		out.Current = shard.Layout{Width: doc.ShardWidth}
+		if err := out.Current.Validate(); err != nil {
+			return Layouts{}, fmt.Errorf("%s: %s.shard_width: %w", compiler.SchemaKey, layoutProperty, err)
+		}
 	}
-	l := shard.Layout{Width: doc.ShardWidth}
-	if err := l.Validate(); err != nil {
-		return shard.Layout{}, fmt.Errorf("%s: %s.shard_width: %w", compiler.SchemaKey, layoutProperty, err)
+	if doc.PreviousShardWidth != 0 {
+		out.Previous = shard.Layout{Width: doc.PreviousShardWidth}
+		if err := out.Previous.Validate(); err != nil {
+			return Layouts{}, fmt.Errorf("%s: %s.previous_shard_width: %w", compiler.SchemaKey, layoutProperty, err)
+		}
+		if out.Previous == out.Current {
+			return Layouts{}, fmt.Errorf("%s: %s.previous_shard_width equals shard_width (%d)", compiler.SchemaKey, layoutProperty, out.Current.Width)
+		}
 	}
-	return l, nil
+	return out, nil
+}
+
+// WithLayouts returns the body of pkg with layouts recorded, every other
+// property kept.
+func WithLayouts(pkg *tableschema.Package, l Layouts) ([]byte, error) {
+	cp := *pkg
+	cp.Extra = map[string]json.RawMessage{}
+	for k, v := range pkg.Extra {
+		cp.Extra[k] = v
+	}
+	doc := map[string]json.RawMessage{}
+	if raw, ok := pkg.Extra[layoutProperty]; ok {
+		_ = json.Unmarshal(raw, &doc) // keep what else the property says
+	}
+	doc["shard_width"], _ = json.Marshal(l.Current.Width)
+	delete(doc, "previous_shard_width")
+	if l.Resharding() {
+		doc["previous_shard_width"], _ = json.Marshal(l.Previous.Width)
+	}
+	rec, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	cp.Extra[layoutProperty] = rec
+	return json.MarshalIndent(&cp, "", "  ")
 }
 
 // CompilerConfig returns the compiler configuration a store's package
@@ -183,6 +276,19 @@ func CompilerConfig(pkg *tableschema.Package) (compiler.Config, error) {
 		return compiler.Config{}, err
 	}
 	return compiler.Config{SchemaFields: sch.FieldNames(), Schema: sch, Layout: layout}, nil
+}
+
+// LoadCompilerConfig is CompilerConfig of the store's package as it is now,
+// with the package's ETag, so the compiler notices a resharding that starts
+// after it was configured (compiler I7).
+func LoadCompilerConfig(ctx context.Context, st store.Store) (compiler.Config, error) {
+	pkg, etag, err := LoadPackageVersion(ctx, st)
+	if err != nil {
+		return compiler.Config{}, err
+	}
+	cfg, err := CompilerConfig(pkg)
+	cfg.PackageETag = etag
+	return cfg, err
 }
 
 // SchemaOf returns the schema DHSI types shard records with: the first
@@ -216,12 +322,15 @@ func OpenDomains(ctx context.Context, st store.Store, db *sql.DB, log *slog.Logg
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	pkg, err := LoadPackage(ctx, st)
+	pkg, etag, err := LoadPackageVersion(ctx, st)
 	if err != nil {
 		return nil, err
 	}
 	d := &Domains{st: st, db: db, log: log, known: map[string]store.ETag{}}
-	if err := d.install(ctx, pkg); err != nil {
+	d.mu.Lock()
+	err = d.install(ctx, pkg, etag)
+	d.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	if err := d.Refresh(ctx); err != nil {
@@ -233,7 +342,8 @@ func OpenDomains(ctx context.Context, st store.Store, db *sql.DB, log *slog.Logg
 const mirrorSchema = "dhsi_cache"
 
 // install (re)creates the mirror tables for pkg's schema and the views.
-func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
+// The caller holds d.mu.
+func (d *Domains) install(ctx context.Context, pkg *tableschema.Package, etag store.ETag) error {
 	sch, err := SchemaOf(pkg)
 	if err != nil {
 		return err
@@ -329,38 +439,94 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package) error {
 	if err != nil {
 		return err
 	}
-	layout, err := LayoutOf(pkg)
+	layouts, err := LayoutsOf(pkg)
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	d.pkg, d.rule, d.layout, d.fields, d.known = pkg, rule, layout, fields, known
-	d.mu.Unlock()
+	d.pkg, d.pkgETag, d.rule, d.layouts, d.fields, d.sig, d.known = pkg, etag, rule, layouts, fields, sig, known
 	return nil
 }
 
-// Refresh brings the mirror up to date with the store, in the order R1
-// requires: the inbox (listed, changed objects fetched), then the shards
-// (listed, changed objects fetched), then one transaction that applies both.
+// Refresh brings the mirror up to date with the store, in the order R1 and
+// R2 require: the package, the inbox (listed, changed objects fetched), the
+// shards (listed, changed objects fetched; twice during a resharding), the
+// package again, then one transaction that applies it all.
 func (d *Domains) Refresh(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	inboxLoaded, inboxRemoved, err := d.refreshPart(ctx, compiler.InboxPrefix, "inbox")
+	for attempt := 0; ; attempt++ {
+		same, err := d.refreshOnce(ctx)
+		if err != nil || same {
+			return err
+		}
+		if attempt == 2 {
+			return fmt.Errorf("refresh: %s changed during each of 3 refreshes; the next refresh retries", compiler.SchemaKey)
+		}
+	}
+}
+
+// refreshPackage reads datapackage.json when its ETag changed, and
+// reinstalls the mirror when the schema's columns changed.
+func (d *Domains) refreshPackage(ctx context.Context) error {
+	a, err := d.st.Head(ctx, compiler.SchemaKey)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", compiler.SchemaKey, err)
+	}
+	if a.ETag == d.pkgETag {
+		return nil
+	}
+	b, a, err := store.ReadAll(ctx, d.st, compiler.SchemaKey)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", compiler.SchemaKey, err)
+	}
+	pkg, err := parsePackage(b)
 	if err != nil {
 		return err
 	}
-	// R1: only now, after every inbox object was observed, the shards
-	shardLoaded, shardRemoved, err := d.refreshPart(ctx, compiler.ShardPrefix, "shard")
+	return d.install(ctx, pkg, a.ETag)
+}
+
+// refreshOnce is one refresh; same is false when datapackage.json changed
+// while it ran, and nothing was applied (R2).
+func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
+	if err := d.refreshPackage(ctx); err != nil {
+		return false, err
+	}
+	etag, current := d.pkgETag, d.layouts.Current
+	inboxLoaded, inboxRemoved, err := d.refreshPart(ctx, compiler.InboxPrefix, "inbox", nil)
 	if err != nil {
-		return err
+		return false, err
+	}
+	// R1: only now, after every inbox object was observed, the shards
+	var shardLoaded []loadedObject
+	var shardRemoved []string
+	if d.layouts.Resharding() {
+		// R2: foreign shards first, then, in a second listing, the
+		// current layout's
+		foreign := func(key string) bool { id, _ := compiler.ShardOfKey(key); return len(id) != current.Width }
+		ours := func(key string) bool { return !foreign(key) }
+		for _, keep := range []func(string) bool{foreign, ours} {
+			l, r, err := d.refreshPart(ctx, compiler.ShardPrefix, "shard", keep)
+			if err != nil {
+				return false, err
+			}
+			shardLoaded, shardRemoved = append(shardLoaded, l...), append(shardRemoved, r...)
+		}
+	} else if shardLoaded, shardRemoved, err = d.refreshPart(ctx, compiler.ShardPrefix, "shard", nil); err != nil {
+		return false, err
+	}
+	if a, err := d.st.Head(ctx, compiler.SchemaKey); err != nil {
+		return false, fmt.Errorf("check %s: %w", compiler.SchemaKey, err)
+	} else if a.ETag != etag {
+		return false, nil // R2: the widths may have changed under the listings
 	}
 	loaded := append(inboxLoaded, shardLoaded...)
 	removed := append(inboxRemoved, shardRemoved...)
 	if len(loaded) == 0 && len(removed) == 0 {
-		return nil
+		return true, nil
 	}
 	if err := d.apply(ctx, loaded, removed); err != nil {
-		return err
+		return false, err
 	}
 	for _, k := range removed {
 		delete(d.known, k)
@@ -372,17 +538,19 @@ func (d *Domains) Refresh(ctx context.Context) error {
 			d.known[o.key] = o.etag
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // refreshPart lists prefix and fetches the objects of one source ("inbox"
-// or "shard") whose ETag changed; it returns them and the keys that are
-// gone. A shard that vanishes between listing and fetch fails the refresh
-// (the mirror keeps its rows until a refresh sees a consistent store).
-func (d *Domains) refreshPart(ctx context.Context, prefix, source string) (loaded []loadedObject, removed []string, err error) {
+// or "shard") whose ETag changed, of those keep accepts (nil: all); it
+// returns them and the keys that are gone. A shard that vanishes between
+// listing and fetch fails the refresh (the mirror keeps its rows until a
+// refresh sees a consistent store).
+func (d *Domains) refreshPart(ctx context.Context, prefix, source string, keep func(string) bool) (loaded []loadedObject, removed []string, err error) {
+	mine := func(key string) bool { return sourceOf(key) == source && (keep == nil || keep(key)) }
 	current := map[string]store.ETag{}
 	err = d.st.List(ctx, prefix, func(a store.Attrs) error {
-		if sourceOf(a.Key) == source {
+		if mine(a.Key) {
 			current[a.Key] = a.ETag
 		}
 		return nil
@@ -397,7 +565,7 @@ func (d *Domains) refreshPart(ctx context.Context, prefix, source string) (loade
 		}
 	}
 	for k := range d.known {
-		if _, ok := current[k]; !ok && sourceOf(k) == source {
+		if _, ok := current[k]; !ok && mine(k) {
 			removed = append(removed, k)
 		}
 	}
@@ -474,7 +642,7 @@ func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.
 		}
 		// the record rule (compiler/rule.go): serve exactly what compaction
 		// would merge, list every problem it would report
-		t, problems, _ := d.rule.CheckPending(key, b, d.layout.Of)
+		t, problems, _ := d.rule.CheckPending(key, b)
 		for _, p := range problems {
 			o.errors = append(o.errors, []driver.Value{key, int32(p.Record), p.Field, p.Reason})
 		}

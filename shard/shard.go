@@ -19,10 +19,14 @@ import (
 // DefaultWidth is the width of a new index: 2 hex characters, 256 shards.
 const DefaultWidth = 2
 
+// MaxWidth is the widest layout: 4 hex characters, 65,536 shards (issue
+// 15 §3: at 350M domains, ~5,300 records per shard).
+const MaxWidth = 4
+
 // Layout is a sharding scheme.
 type Layout struct {
 	// Width is the number of leading hex characters of SHA-256 that name a
-	// shard (1 to 8). INVARIANT: Width >= 1.
+	// shard (1 to MaxWidth). INVARIANT: Width >= 1.
 	Width int
 }
 
@@ -31,8 +35,8 @@ func Default() Layout { return Layout{Width: DefaultWidth} }
 
 // Validate reports whether the layout is usable.
 func (l Layout) Validate() error {
-	if l.Width < 1 || l.Width > 8 {
-		return fmt.Errorf("shard: width %d out of range 1..8", l.Width)
+	if l.Width < 1 || l.Width > MaxWidth {
+		return fmt.Errorf("shard: width %d out of range 1..%d", l.Width, MaxWidth)
 	}
 	return nil
 }
@@ -62,3 +66,15 @@ func (l Layout) Valid(id string) bool {
 	}
 	return true
 }
+
+// ValidID reports whether id is a shard id of any layout (1 to MaxWidth
+// lower-case hex characters): during a resharding, shards of two widths
+// exist side by side.
+func ValidID(id string) bool {
+	l := Layout{Width: len(id)}
+	return l.Validate() == nil && l.Valid(id)
+}
+
+// LayoutOfID is the layout shard id belongs to (its width); id must be
+// ValidID.
+func LayoutOfID(id string) Layout { return Layout{Width: len(id)} }

@@ -37,7 +37,15 @@ func TestLayout(t *testing.T) {
 	if l.Count() != 256 || l.ID(0) != "00" || l.ID(255) != "ff" || !l.Valid("5e") || l.Valid("5E") || l.Valid("5") {
 		t.Fatalf("default layout: count %d, ids %q..%q", l.Count(), l.ID(0), l.ID(255))
 	}
-	if (Layout{Width: 0}).Validate() == nil || (Layout{Width: 9}).Validate() == nil {
+	if (Layout{Width: 0}).Validate() == nil || (Layout{Width: 5}).Validate() == nil {
 		t.Fatal("out-of-range widths must be rejected")
+	}
+}
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{"5": true, "5e": true, "5e0": true, "5e0f": true, "5e0f1": false, "": false, "5E": false, "5g": false} {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
 	}
 }

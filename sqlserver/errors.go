@@ -118,6 +118,12 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 	if strings.HasPrefix(lower, "permission denied: ") {
 		return codes.InsufficientPrivilege // access.Denied, raised inside a DHSI function
 	}
+	if strings.HasPrefix(lower, "reshard: another resharding is in progress") {
+		return codes.ObjectNotInPrerequisiteState // reshard.ErrOtherResharding, raised inside reshard()
+	}
+	if strings.HasPrefix(lower, "reshard: the width must be") {
+		return codes.InvalidParameterValue // reshard.ErrWidth
+	}
 	if strings.HasPrefix(lower, "dataset ") && has(" is not in index version ") {
 		return codes.UndefinedObject // udf.UnknownDataset, raised inside domain_urls
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -21,8 +22,12 @@ import (
 // never when it is prepared, so a client that prepares and then executes
 // runs it once.
 type Procedures struct {
-	// Compiler returns a compiler for the store and its current schema.
-	Compiler func() (*compiler.Compiler, error)
+	// Compiler returns a compiler for the store and its current schema and
+	// layout.
+	Compiler func(ctx context.Context) (*compiler.Compiler, error)
+	// Reshard moves the domain-record index to a new shard width (CALL
+	// reshard(n)); nil leaves it unregistered.
+	Reshard func(ctx context.Context, width int) (ReshardResult, error)
 	// PutInbox lands one record (field → text) for a domain.
 	PutInbox func(ctx context.Context, domain string, fields map[string]string) (key string, err error)
 	// Changed runs after a procedure wrote to the store, so the server's
@@ -45,6 +50,8 @@ type Procedures struct {
 var ProcedureRoles = map[string]access.Role{
 	"inbox_put": access.Writer, "compact_shard": access.Writer, "compact_all": access.Writer, "ingest": access.Writer,
 	"grant_dataset": access.Admin, "revoke_dataset": access.Admin,
+	// a resharding rewrites every shard of the store: the operator's call
+	"reshard": access.Admin,
 }
 
 // bindAs is a procedure's bind: it refuses a caller without the role the
@@ -61,6 +68,31 @@ func bindAs(name string, bind func(p access.Principal, args []any) (*lazyRows, e
 		}
 		l.principal = access.FromContext(ctx)
 		return l, nil
+	}
+}
+
+// ReshardResult is the row of CALL reshard.
+type ReshardResult struct {
+	From, To                                        int
+	Status                                          string // "resharded", "resumed and finished", "already at width N"
+	ShardsMoved, RecordsMoved, BatchesMoved, Passes int
+	Duration                                        time.Duration
+}
+
+// withCompiler runs work with a compiler made for the store's package as
+// it is now; work that fails because the package changed meanwhile (a
+// resharding began or ended, compiler I7) runs once more with a new one.
+func (p Procedures) withCompiler(ctx context.Context, work func(*compiler.Compiler) error) error {
+	for attempt := 0; ; attempt++ {
+		c, err := p.Compiler(ctx)
+		if err != nil {
+			return err
+		}
+		err = work(c)
+		if attempt < 2 && errors.Is(err, compiler.ErrLayoutChanged) {
+			continue
+		}
+		return err
 	}
 }
 
@@ -114,11 +146,11 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 		BindArgumentsContext: bindAs("compact_shard", func(_ access.Principal, args []any) (*lazyRows, error) {
 			id, _ := args[0].(string)
 			return &lazyRows{cols: resultCols, run: func(ctx context.Context) ([][]any, error) {
-				c, err := p.Compiler()
-				if err != nil {
-					return nil, err
-				}
-				r, err := c.CompactShard(ctx, id)
+				var r compiler.Result
+				err := p.withCompiler(ctx, func(c *compiler.Compiler) (err error) {
+					r, err = c.CompactShard(ctx, id)
+					return err
+				})
 				if err != nil {
 					return nil, err
 				}
@@ -134,11 +166,11 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 	compactAll := duckdb.ChunkTableFunction{
 		BindArgumentsContext: bindAs("compact_all", func(_ access.Principal, args []any) (*lazyRows, error) {
 			return &lazyRows{cols: resultCols, run: func(ctx context.Context) ([][]any, error) {
-				c, err := p.Compiler()
-				if err != nil {
-					return nil, err
-				}
-				rs, err := c.CompactAll(ctx)
+				var rs []compiler.Result
+				err := p.withCompiler(ctx, func(c *compiler.Compiler) (err error) {
+					rs, err = c.CompactAll(ctx)
+					return err
+				})
 				if p.Changed != nil {
 					if cerr := p.Changed(ctx); err == nil && cerr != nil {
 						err = fmt.Errorf("compacted, but refreshing the views failed: %w", cerr)
@@ -179,7 +211,7 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 						return nil, fmt.Errorf("written, but refreshing the views failed: %w", err)
 					}
 				}
-				c, err := p.Compiler()
+				c, err := p.Compiler(ctx)
 				if err != nil {
 					return nil, err
 				}
@@ -188,6 +220,37 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 		}),
 	}
 	fns := map[string]duckdb.ChunkTableFunction{"compact_shard": compactShard, "compact_all": compactAll, "inbox_put": inboxPut}
+	if p.Reshard != nil {
+		integer, err := duckdb.NewTypeInfo(duckdb.TYPE_INTEGER)
+		if err != nil {
+			return err
+		}
+		cols := []duckdb.ColumnInfo{{Name: "from_width", T: bigint}, {Name: "to_width", T: bigint}, {Name: "status", T: varchar},
+			{Name: "shards_moved", T: bigint}, {Name: "records_moved", T: bigint}, {Name: "batches_moved", T: bigint},
+			{Name: "passes", T: bigint}, {Name: "duration_ms", T: double}}
+		fns["reshard"] = duckdb.ChunkTableFunction{
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{integer}},
+			BindArgumentsContext: bindAs("reshard", func(_ access.Principal, args []any) (*lazyRows, error) {
+				width, ok := args[0].(int32)
+				if !ok {
+					return nil, &InvalidArgument{fmt.Errorf("reshard(width): width must be an integer from 1 to 4")}
+				}
+				return &lazyRows{cols: cols, timeout: p.Timeout, run: func(ctx context.Context) ([][]any, error) {
+					r, err := p.Reshard(ctx, int(width))
+					if err != nil {
+						return nil, err
+					}
+					if p.Changed != nil {
+						if err := p.Changed(ctx); err != nil {
+							return nil, fmt.Errorf("resharded, but refreshing the views failed: %w", err)
+						}
+					}
+					return [][]any{{int64(r.From), int64(r.To), r.Status, int64(r.ShardsMoved), int64(r.RecordsMoved),
+						int64(r.BatchesMoved), int64(r.Passes), float64(r.Duration.Microseconds()) / 1000}}, nil
+				}}, nil
+			}),
+		}
+	}
 	if p.Ingest != nil {
 		fns["ingest"] = duckdb.ChunkTableFunction{
 			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar}},

@@ -314,3 +314,13 @@ func (e *InvalidArgument) Unwrap() error { return e.Err }
 
 // SQLState is invalid_parameter_value.
 func (e *InvalidArgument) SQLState() string { return "22023" }
+
+// NotInPrerequisiteState is an error of a call the store's state does not
+// allow now (a resharding to another width in progress): SQLSTATE 55000.
+type NotInPrerequisiteState struct{ Err error }
+
+func (e *NotInPrerequisiteState) Error() string { return e.Err.Error() }
+func (e *NotInPrerequisiteState) Unwrap() error { return e.Err }
+
+// SQLState is object_not_in_prerequisite_state.
+func (e *NotInPrerequisiteState) SQLState() string { return "55000" }

@@ -47,6 +47,7 @@ import (
 	"github.com/dhsi/dhsi/index/files"
 	"github.com/dhsi/dhsi/index/postings"
 	"github.com/dhsi/dhsi/records"
+	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/tableschema"
 )
@@ -372,11 +373,13 @@ func (r *run) domainRecords() error {
 		r.problem(compiler.SchemaKey, "%v", err)
 		return nil
 	}
-	layout, err := records.LayoutOf(pkg)
+	layouts, err := records.LayoutsOf(pkg)
 	if err != nil {
 		r.problem(compiler.SchemaKey, "%v", err)
 		return nil
 	}
+	layout := layouts.Current
+	previous := 0 // shards of the previous width, during a resharding
 	rule, err := compiler.NewRule(sch)
 	if err != nil {
 		r.problem(compiler.SchemaKey, "%v", err)
@@ -390,8 +393,14 @@ func (r *run) domainRecords() error {
 			if b == nil {
 				continue
 			}
-			if !layout.Valid(id) {
-				r.problem(key, "not a shard id of the recorded width %d", layout.Width)
+			own := shard.LayoutOfID(id) // the layout the shard's name says
+			switch {
+			case !shard.ValidID(id):
+				r.problem(key, "not a shard id (1 to %d lower-case hex characters)", shard.MaxWidth)
+			case layouts.Resharding() && len(id) == layouts.Previous.Width:
+				previous++ // the mover has yet to move it (docs/format/resharding.md)
+			case len(id) != layout.Width:
+				r.problem(key, "a shard of width %d in a store of width %d with no resharding recorded: run dhsi reshard --width %d to move it", len(id), layout.Width, layout.Width)
 			}
 			t, err := compiler.ParseTable(b)
 			if err != nil {
@@ -418,8 +427,8 @@ func (r *run) domainRecords() error {
 					}
 					says = append(says, fe.Error())
 				}
-				if di >= 0 && row[di] != "" && layout.Valid(id) && layout.Of(row[di]) != id {
-					says = append(says, fmt.Sprintf("domain %q belongs to shard %s", row[di], layout.Of(row[di])))
+				if di >= 0 && row[di] != "" && shard.ValidID(id) && own.Of(row[di]) != id {
+					says = append(says, fmt.Sprintf("domain %q belongs to shard %s", row[di], own.Of(row[di])))
 				}
 				for _, s := range says {
 					if bad++; bad <= 20 {
@@ -435,10 +444,14 @@ func (r *run) domainRecords() error {
 			if len(b) == 0 {
 				continue // unreadable (a problem already), or a tombstone
 			}
-			if _, problems, _ := rule.CheckPending(key, b, layout.Of); len(problems) > 0 {
+			if _, problems, _ := rule.CheckPending(key, b); len(problems) > 0 {
 				r.rep.Warnings = append(r.rep.Warnings, Finding{key, "pending records the record rule refuses (listed in domain_errors): " + compiler.JoinProblems(problems)})
 			}
 		}
+	}
+	if layouts.Resharding() {
+		r.rep.Warnings = append(r.rep.Warnings, Finding{compiler.SchemaKey, fmt.Sprintf("a resharding from width %d to %d is in progress: %d shards of width %d remain (readers serve both; dhsi reshard --width %d finishes it)",
+			layouts.Previous.Width, layout.Width, previous, layouts.Previous.Width, layout.Width)})
 	}
 	return nil
 }

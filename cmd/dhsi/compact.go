@@ -57,37 +57,41 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	// the store's datapackage.json decides the fields and the shard layout
-	pkg, err := records.LoadPackage(ctx, st)
-	if err != nil {
-		return err
-	}
-	base, err := records.CompilerConfig(pkg)
-	if err != nil {
-		return err
-	}
+	// the store's datapackage.json decides the fields and the shard
+	// layout; its ETag lets the compiler notice a resharding that begins
+	// while it works (compiler I7), and the work is redone with the new one
 	newC := func(id string) (*compiler.Compiler, error) {
-		cfg := base
+		cfg, err := records.LoadCompilerConfig(ctx, st)
+		if err != nil {
+			return nil, err
+		}
 		cfg.WorkerID, cfg.LockTTL = id, *lockTTL
 		return compiler.New(st, cfg, log)
 	}
+	once := func(work func(c *compiler.Compiler) error) error {
+		for attempt := 0; ; attempt++ {
+			c, err := newC(*workerID)
+			if err != nil {
+				return err
+			}
+			if err := work(c); attempt < 2 && errors.Is(err, compiler.ErrLayoutChanged) {
+				log.Info("the shard layout changed; compacting again with the new one")
+				continue
+			} else {
+				return err
+			}
+		}
+	}
 	switch {
 	case *shardID != "":
-		c, err := newC(*workerID)
-		if err != nil {
-			return err
-		}
-		r, err := c.CompactShard(ctx, *shardID)
-		if err != nil {
+		var r compiler.Result
+		if err := once(func(c *compiler.Compiler) (err error) { r, err = c.CompactShard(ctx, *shardID); return err }); err != nil {
 			return err
 		}
 		printResults(stdout, []compiler.Result{r})
 	case *all:
-		c, err := newC(*workerID)
-		if err != nil {
-			return err
-		}
-		rs, err := c.CompactAll(ctx)
+		var rs []compiler.Result
+		err := once(func(c *compiler.Compiler) (err error) { rs, err = c.CompactAll(ctx); return err })
 		printResults(stdout, rs)
 		return err
 	default:
@@ -109,11 +113,11 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 	totals := map[string]int{}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		id := ""
+		wid := ""
 		if baseID != "" {
-			id = fmt.Sprintf("%s-%d", baseID, w)
+			wid = fmt.Sprintf("%s-%d", baseID, w)
 		}
-		c, err := newC(id)
+		c, err := newC(wid)
 		if err != nil {
 			return err
 		}
@@ -172,6 +176,18 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 						return
 					}
 					r, err := c.CompactObjects(ctx, id, work[id])
+					if errors.Is(err, compiler.ErrLayoutChanged) {
+						// a resharding began or ended (compiler I7): take
+						// the new layout and a new page
+						log.Info("the shard layout changed; reloading it")
+						if nc, err := newC(wid); err == nil {
+							c = nc
+						} else {
+							log.Warn("reload the shard layout", "err", err)
+							sleep(ctx, time.Second)
+						}
+						break
+					}
 					if err != nil {
 						if errors.Is(err, context.Canceled) {
 							return

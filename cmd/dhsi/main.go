@@ -33,6 +33,7 @@ func commands() []command {
 		{"serve", "serve the index over the PostgreSQL protocol", runServe},
 		{"put", "land domain records in the inbox (from flags or files)", runPut},
 		{"compact", "merge the inbox into shards (one, all, or as a looping worker)", runCompact},
+		{"reshard", "move a live domain-record index to a new shard width", runReshard},
 		{"ingest", "add URL files to a dataset and publish a new index version", runIngest},
 		{"bench", "benchmark DHSI against PostgreSQL and a DuckDB scan on a generated corpus", runBench},
 		{"gc", "drop old index versions and delete what no kept version references", runGC},

@@ -42,12 +42,16 @@ func storeCompiler(t testing.TB, st store.Store) (*compiler.Compiler, compiler.C
 // store listing's order.
 func domainName(i int) string { return fmt.Sprintf("%c%05d.com", 'a'+i%26, i) }
 
-// TestReadsNeverLoseARecord is issue 15 §2's proof: while records move from
-// the inbox into shards (CALL compact_all() on one server, `dhsi compact
-// --all` from another process's point of view) and writers keep replacing
-// records with newer ones, in inbox objects and in batch objects, two servers of the same bucket answer every
-// domain exactly once, and never an older version than they answered
-// before (monotonic reads: the sum of updated_at never falls).
+// TestReadsNeverLoseARecord is issue 15 §2's proof, and §3's: while
+// records move from the inbox into shards (CALL compact_all() on one
+// server, `dhsi compact --all` from another process's point of view), and
+// from shards of one width into another (`dhsi reshard --width 1` while
+// CALL compact_all() runs, then CALL reshard(2) back: narrowing, where the
+// new shards sort before the old ones, and widening), and a writer keeps
+// replacing records with newer ones, in inbox objects and in batch objects
+// of the width it loaded at start, two servers of the same bucket answer
+// every domain exactly once, and never an older version than they
+// answered before (monotonic reads: the sum of updated_at never falls).
 func TestReadsNeverLoseARecord(t *testing.T) {
 	srv := s3test.Start(t)
 	st, bucket := srv.NewStore(t)
@@ -206,21 +210,69 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 	}()
 
 	admin := connect(t, servers[0])
-	for round := 0; round < 3; round++ {
+	stepStart := time.Now()
+	step := func(name string) {
+		t.Logf("%s: %s", name, time.Since(stepStart).Round(time.Millisecond))
+		stepStart = time.Now()
+	}
+	compactAllSQL := func() {
+		defer step("CALL compact_all()")
 		if _, err := admin.Exec(ctx, "CALL compact_all()"); err != nil {
 			t.Fatalf("CALL compact_all(): %v", err)
 		}
-		if code := run(ctx, []string{"compact", "--all", "--store", "s3://" + bucket}, io.Discard, io.Discard); code != 0 {
-			t.Fatalf("dhsi compact --all exited %d", code)
+	}
+	compactAllCLI := func() {
+		defer step("dhsi compact --all")
+		var out strings.Builder
+		if code := run(ctx, []string{"compact", "--all", "--store", "s3://" + bucket}, io.Discard, &out); code != 0 {
+			t.Fatalf("dhsi compact --all exited %d: %s", code, out.String())
 		}
 	}
+	widthIs := func(want int) {
+		t.Helper()
+		pkg, err := records.LoadPackage(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := records.LayoutsOf(pkg)
+		if err != nil || l.Current.Width != want || l.Resharding() {
+			t.Fatalf("layouts %+v %v, want width %d and no resharding", l, err, want)
+		}
+	}
+	compactAllSQL()
+	compactAllCLI()
+	// a resharding 2 → 1 from the command line while a server compacts
+	var resharding sync.WaitGroup
+	resharding.Add(1)
+	go func() {
+		defer resharding.Done()
+		var out strings.Builder
+		if code := run(ctx, []string{"reshard", "--width", "1", "--store", "s3://" + bucket}, &out, &out); code != 0 {
+			werr.Store(fmt.Errorf("dhsi reshard --width 1 exited %d: %s", code, out.String()))
+		}
+	}()
+	compactAllSQL()
+	resharding.Wait()
+	step("dhsi reshard --width 1")
+	if err, _ := werr.Load().(error); err != nil {
+		t.Fatal(err)
+	}
+	widthIs(1)
+	compactAllCLI()
+	// and back to 2 through SQL
+	if _, err := admin.Exec(ctx, "CALL reshard(2)"); err != nil {
+		t.Fatalf("CALL reshard(2): %v", err)
+	}
+	step("CALL reshard(2)")
+	widthIs(2)
+	compactAllSQL()
 	close(stop)
 	writers.Wait()
 	readers.Wait()
 	if err, _ := werr.Load().(error); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d reads on 2 servers during 3 rounds of compaction: %d short, %d duplicated, %d older", reads.Load(), short.Load(), dup.Load(), older.Load())
+	t.Logf("%d reads on 2 servers during 4 compactions and 2 reshardings: %d short, %d duplicated, %d older", reads.Load(), short.Load(), dup.Load(), older.Load())
 	if b, _ := firstBad.Load().(string); b != "" {
 		t.Fatalf("first bad read: %s (%d short, %d duplicated, %d older of %d)", b, short.Load(), dup.Load(), older.Load(), reads.Load())
 	}

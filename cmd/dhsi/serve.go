@@ -30,6 +30,7 @@ import (
 	"github.com/dhsi/dhsi/metrics"
 	"github.com/dhsi/dhsi/migrations"
 	"github.com/dhsi/dhsi/records"
+	"github.com/dhsi/dhsi/reshard"
 	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/udf"
@@ -392,9 +393,10 @@ func portOf(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 // store, with the schema the server loaded.
 func domainProcedures(st store.Store, d *records.Domains, log *slog.Logger) udf.Procedures {
 	// one way to make a compiler for every procedure: schema and layout
-	// from the package the server holds at the time of the call
-	newCompiler := func() (*compiler.Compiler, error) {
-		cfg, err := records.CompilerConfig(d.Package())
+	// from the store's package as it is at the time of the call, with its
+	// ETag, so a resharding that begins meanwhile is noticed (compiler I7)
+	newCompiler := func(ctx context.Context) (*compiler.Compiler, error) {
+		cfg, err := records.LoadCompilerConfig(ctx, st)
 		if err != nil {
 			return nil, err
 		}
@@ -422,7 +424,7 @@ func domainProcedures(st store.Store, d *records.Domains, log *slog.Logger) udf.
 				row[i] = fields[k]
 			}
 			t.Rows = [][]string{row}
-			c, err := newCompiler()
+			c, err := newCompiler(ctx)
 			if err != nil {
 				return "", err
 			}
@@ -432,6 +434,20 @@ func domainProcedures(st store.Store, d *records.Domains, log *slog.Logger) udf.
 			return compiler.InboxKey(domain), nil
 		},
 		Changed: d.Refresh,
+		Reshard: func(ctx context.Context, width int) (udf.ReshardResult, error) {
+			r, err := reshard.Run(ctx, st, reshard.Options{Width: width, Log: log})
+			if err != nil {
+				switch {
+				case errors.Is(err, reshard.ErrWidth):
+					err = &udf.InvalidArgument{Err: err}
+				case errors.Is(err, reshard.ErrOtherResharding):
+					err = &udf.NotInPrerequisiteState{Err: err}
+				}
+				return udf.ReshardResult{}, err
+			}
+			return udf.ReshardResult{From: r.From, To: r.To, Status: r.Status(), ShardsMoved: r.ShardsMoved, RecordsMoved: r.RecordsMoved,
+				BatchesMoved: r.BatchesMoved, Passes: r.Passes, Duration: r.Duration}, nil
+		},
 	}
 }
 

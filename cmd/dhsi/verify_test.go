@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -9,7 +10,11 @@ import (
 	"testing"
 
 	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/index/files"
+	"github.com/dhsi/dhsi/records"
+	"github.com/dhsi/dhsi/shard"
+	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
 )
 
@@ -151,5 +156,84 @@ func TestVerifyWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(inbox, "datapackage.json")); !os.IsNotExist(err) {
 		t.Fatalf("verify wrote datapackage.json (%v)", err)
+	}
+}
+
+// TestVerifyDuringAResharding: a shard of another width is a problem in a
+// store that records no resharding (with the command that fixes it), and
+// expected during one (a warning that counts what remains); dhsi reshard
+// moves a stray one.
+func TestVerifyDuringAResharding(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, d := range []string{"example.com", "example.org"} {
+		if code := run(ctx, []string{"put", "--store", dir, "domain=" + d, "company_name=X"}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("put exit %d", code)
+		}
+	}
+	if code := run(ctx, []string{"compact", "--store", dir, "--all"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("compact exit %d", code)
+	}
+	st, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := "stray-record.net"
+	key := compiler.ShardKey(shard.Layout{Width: 3}.Of(d))
+	body := "domain␟company_name␟updated_at␟␞" + d + "␟Y␟2024-01-01T00:00:00Z␟␞"
+	if _, err := st.Put(ctx, key, strings.NewReader(body), store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	verify := func() (int, string) {
+		var out strings.Builder
+		code := run(ctx, []string{"verify", "--store", dir}, &out, io.Discard)
+		return code, out.String()
+	}
+	if code, out := verify(); code != 1 || !strings.Contains(out, key+": a shard of width 3 in a store of width 2") || !strings.Contains(out, "dhsi reshard --width 2") {
+		t.Fatalf("a stray shard: exit %d\n%s", code, out)
+	}
+	// the same shard while the package records a resharding 3 → 2
+	pkg, etag, err := records.LoadPackageVersion(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := records.WithLayouts(pkg, records.Layouts{Current: shard.Layout{Width: 2}, Previous: shard.Layout{Width: 3}})
+	if _, err := st.Put(ctx, compiler.SchemaKey, bytes.NewReader(b), store.Cond{IfMatch: etag}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := verify(); code != 0 || !strings.Contains(out, "a resharding from width 3 to 2 is in progress: 1 shards of width 3 remain") {
+		t.Fatalf("during a resharding: exit %d\n%s", code, out)
+	}
+	var out strings.Builder
+	if code := run(ctx, []string{"reshard", "--store", dir, "--width", "2"}, &out, &out); code != 0 || !strings.Contains(out.String(), "1 shards moved (1 records)") {
+		t.Fatalf("reshard: exit %d\n%s", code, out.String())
+	}
+	if code, out := verify(); code != 0 || strings.Contains(out, "resharding") {
+		t.Fatalf("after the resharding: exit %d\n%s", code, out)
+	}
+	seen := map[string]string{}
+	st.List(ctx, compiler.ShardPrefix, func(a store.Attrs) error {
+		id, ok := compiler.ShardOfKey(a.Key)
+		if !ok {
+			return nil
+		}
+		b, _, err := store.ReadAll(ctx, st, a.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := compiler.ParseTable(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range tb.Rows {
+			if seen[r[0]] != "" || len(id) != 2 {
+				t.Fatalf("%s in shard %s (and %q)", r[0], id, seen[r[0]])
+			}
+			seen[r[0]] = id
+		}
+		return nil
+	})
+	if len(seen) != 3 || seen[d] == "" {
+		t.Fatalf("shards hold %v", seen)
 	}
 }
