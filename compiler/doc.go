@@ -27,7 +27,8 @@
 //	    just before. A version rewritten meanwhile fails the IfMatch and
 //	    survives for the next compaction. DHSI writers (WriteInbox) never
 //	    write over a tombstone: they wait for it to go, or delete one that
-//	    outlived its compaction under the shard's lock. So every delete of an
+//	    outlived its compaction under the domain's shard lock at every width
+//	    (a resharding has two layouts, I6). So every delete of an
 //	    inbox object races with nothing, and the guarantee holds on stores
 //	    whose conditional delete is not atomic with a concurrent put
 //	    (versitygw v1.8.0's posix backend checks If-Match, then removes the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 )
 
@@ -106,24 +107,48 @@ func (c *Compiler) WriteInbox(ctx context.Context, domain string, t Table) error
 // clearTombstone deletes a tombstone whose compaction stopped before
 // deleting it. Deleting needs the shard's lock (I3: only one deleter at a
 // time), so it waits while a live compaction holds the lock; that
-// compaction deletes the tombstone itself.
+// compaction deletes the tombstone itself. Which shard's: during a
+// resharding, a compaction of either layout may be retiring the object,
+// and this writer's layout may be stale (I7), so it takes the domain's
+// shard lock at every width, all or none (no lock is held while waiting,
+// so it cannot deadlock with a mover, which holds one lock while it waits
+// for another).
 func (c *Compiler) clearTombstone(ctx context.Context, key string, etag store.ETag) error {
 	domain, _ := DomainOfInboxKey(key)
-	id := c.cfg.Layout.Of(domain)
+	var ids []string
+	for w := 1; w <= shard.MaxWidth; w++ {
+		ids = append(ids, shard.Layout{Width: w}.Of(domain))
+	}
 	start := time.Now()
 	deadline := start.Add(2*c.cfg.LockTTL + time.Minute)
 	for {
-		lk, held, err := c.acquire(ctx, id)
-		if err != nil {
-			return fmt.Errorf("write inbox %s: clear a tombstone: %w", key, err)
+		var locks []lock
+		held := false
+		for _, id := range ids {
+			lk, h, err := c.acquire(ctx, id)
+			if err != nil {
+				for _, l := range locks {
+					c.release(l)
+				}
+				return fmt.Errorf("write inbox %s: clear a tombstone: %w", key, err)
+			}
+			if h {
+				held = true
+				break
+			}
+			locks = append(locks, lk)
 		}
 		if !held {
 			c.deleteTombstone(ctx, key, etag)
-			c.release(lk)
+		}
+		for _, l := range locks {
+			c.release(l)
+		}
+		if !held {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("write inbox %s: a compaction left a tombstone and shard %s stayed locked for %v; retry later", key, id, time.Since(start).Round(time.Second))
+			return fmt.Errorf("write inbox %s: a compaction left a tombstone and the shards of %s stayed locked for %v; retry later", key, domain, time.Since(start).Round(time.Second))
 		}
 		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
 			return fmt.Errorf("write inbox %s: %w", key, err)
