@@ -19,8 +19,10 @@ import (
 )
 
 // Register installs every DHSI function on db. Functions registered on one
-// connection are visible to all connections of the database.
-func Register(ctx context.Context, db *sql.DB, layout shard.Layout) error {
+// connection are visible to all connections of the database. layout
+// returns the store's current shard layout, which a resharding changes
+// while the server runs.
+func Register(ctx context.Context, db *sql.DB, layout func() shard.Layout) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -61,11 +63,11 @@ func guard(name string, fn duckdb.RowExecutorFn) duckdb.RowExecutorFn {
 // shard_id('Example.COM') is where example.com's record lives.
 type shardID struct {
 	cfg    duckdb.ScalarFuncConfig
-	layout shard.Layout
+	layout func() shard.Layout
 }
 
-func newShardID(layout shard.Layout) (*shardID, error) {
-	if err := layout.Validate(); err != nil {
+func newShardID(layout func() shard.Layout) (*shardID, error) {
+	if err := layout().Validate(); err != nil {
 		return nil, err
 	}
 	varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
@@ -92,7 +94,7 @@ func (f *shardID) Executor() duckdb.ScalarFuncExecutor {
 		if d, err := compiler.NormalizeDomain(s); err == nil {
 			s = d
 		}
-		return f.layout.Of(s), nil
+		return f.layout().Of(s), nil
 	})}
 }
 

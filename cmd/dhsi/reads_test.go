@@ -258,6 +258,20 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	widthIs(1)
+	// shard_id follows the store's layout on a running server
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var id string
+		if err := admin.QueryRow(ctx, "SELECT shard_id('example.com')").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if id == "a" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("shard_id('example.com') = %q 10s after the resharding to width 1, want a", id)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	compactAllCLI()
 	// and back to 2 through SQL
 	if _, err := admin.Exec(ctx, "CALL reshard(2)"); err != nil {
@@ -265,6 +279,10 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 	}
 	step("CALL reshard(2)")
 	widthIs(2)
+	var id string
+	if err := admin.QueryRow(ctx, "SELECT shard_id('example.com')").Scan(&id); err != nil || id != "a3" {
+		t.Fatalf("shard_id('example.com') = %q %v right after CALL reshard(2), want a3", id, err)
+	}
 	compactAllSQL()
 	close(stop)
 	writers.Wait()

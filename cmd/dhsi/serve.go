@@ -31,6 +31,7 @@ import (
 	"github.com/dhsi/dhsi/migrations"
 	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/reshard"
+	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/udf"
@@ -175,11 +176,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					return fmt.Errorf("domain records: %w", err)
 				}
 				domains = d
-				layout, err := records.LayoutOf(d.Package())
-				if err != nil {
-					return err
-				}
-				if err := udf.Register(ctx, db, layout); err != nil {
+				// shard_id answers under the layout the store records now:
+				// a resharding changes it while the server runs
+				if err := udf.Register(ctx, db, func() shard.Layout { return d.Layouts().Current }); err != nil {
 					return err
 				}
 				norm, err := urlnorm.NewNormalizer(urlnorm.Config{})

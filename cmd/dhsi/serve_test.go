@@ -30,6 +30,13 @@ func startServe(t testing.TB, args ...string) string {
 // startServeLogging is startServe with the server's log written to stderr.
 func startServeLogging(t testing.TB, stderr io.Writer, args ...string) string {
 	t.Helper()
+	return startServeWithin(t, 60*time.Second, stderr, args...)
+}
+
+// startServeWithin is startServeLogging that waits up to within for the
+// server to listen (its first refresh reads the whole inbox).
+func startServeWithin(t testing.TB, within time.Duration, stderr io.Writer, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
@@ -63,8 +70,8 @@ func startServeLogging(t testing.TB, stderr io.Writer, args ...string) string {
 		return "postgres://anyone@127.0.0.1:" + p + "/anydb?sslmode=disable"
 	case code := <-done:
 		t.Fatalf("dhsi serve exited %d before listening", code)
-	case <-time.After(60 * time.Second):
-		t.Fatal("dhsi serve did not print its address within 60s")
+	case <-time.After(within):
+		t.Fatalf("dhsi serve did not print its address within %v", within)
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -396,7 +397,9 @@ func startStressReaders(t *testing.T, cfg stressConfig, storeArgs []string) *str
 	ctx := context.Background()
 	const q = "SELECT count(*), count(DISTINCT domain), coalesce(sum(scraper_version), 0)::BIGINT FROM domains"
 	for s := 0; s < cfg.servers; s++ {
-		url := startServe(t, append(append([]string{}, storeArgs...), "--cache-dir", t.TempDir(), "--refresh-interval", "200ms")...)
+		// a server's first refresh reads every pending object: minutes for
+		// 100,000 domains in the inbox on a loaded versitygw
+		url := startServeWithin(t, 15*time.Minute, io.Discard, append(append([]string{}, storeArgs...), "--cache-dir", t.TempDir(), "--refresh-interval", "200ms")...)
 		cn := connect(t, url)
 		// wait until the server shows round 1 whole
 		deadline := time.Now().Add(5 * time.Minute)
