@@ -66,14 +66,13 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_class AS
          NULL::VARCHAR[] AS reloptions, NULL::VARCHAR AS relpartbound, t.comment AS dhsi_comment
   FROM duckdb_tables() t WHERE t.database_name = current_database() AND NOT dhsi_sys.pg.dhsi_hidden(t.schema_name)
   UNION ALL
-  -- DHSI's own relations (views whose comment starts with "dhsi:") are shown
-  -- as tables: they are the tables of the index to a client, and psql's \dt
-  -- lists only tables.
+  -- views, DHSI's own (domains, urls, ...) among them: psql's \dv and \d
+  -- list them, \d domains describes a view (issue 18: a person looking for
+  -- DHSI's views types \dv first)
   SELECT v.view_oid, v.view_name, v.schema_oid, 0, 0, 10, 0, 0, 0, 0, -1, 0, 0,
-         false, false, CASE WHEN v.temporary THEN 't' ELSE 'p' END,
-         CASE WHEN coalesce(v.comment, '') LIKE 'dhsi:%' THEN 'r' ELSE 'v' END,
-         v.column_count::SMALLINT, 0, NOT (coalesce(v.comment, '') LIKE 'dhsi:%'), false, false, false, false, true,
-         CASE WHEN coalesce(v.comment, '') LIKE 'dhsi:%' THEN 'd' ELSE 'n' END, false, 0, 0, 0,
+         false, false, CASE WHEN v.temporary THEN 't' ELSE 'p' END, 'v',
+         v.column_count::SMALLINT, 0, true, false, false, false, false, true,
+         'n', false, 0, 0, 0,
          NULL, NULL, NULL, v.comment
   FROM duckdb_views() v WHERE v.database_name = current_database() AND NOT v.internal
     AND NOT dhsi_sys.pg.dhsi_hidden(v.schema_name)
@@ -378,6 +377,11 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_am AS
   UNION ALL SELECT 403, 'btree', 'i', 'bthandler'
   UNION ALL SELECT 405, 'hash', 'i', 'hashhandler'
 ;
+-- DHSI's own functions, documented for the catalog (udf.FunctionDocs,
+-- filled by udf.InstallFunctionDocs once they are registered): DuckDB
+-- lists Go functions as internal, with arguments named col0, col1, ...
+CREATE TABLE IF NOT EXISTS dhsi_sys.pg.dhsi_functions (name VARCHAR, arguments VARCHAR, result VARCHAR, description VARCHAR)
+;
 CREATE OR REPLACE VIEW dhsi_sys.pg.pg_proc AS
   SELECT coalesce(f.function_oid, 0)::BIGINT AS oid, f.function_name AS proname,
          coalesce(n.oid, 11)::BIGINT AS pronamespace,
@@ -398,6 +402,30 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_proc AS
          f.description AS dhsi_comment
   FROM duckdb_functions() f LEFT JOIN dhsi_sys.pg.pg_namespace n ON n.nspname = f.schema_name
   WHERE (NOT f.internal OR f.schema_name NOT IN ('main', 'pg_catalog')) AND NOT dhsi_sys.pg.dhsi_hidden(f.schema_name)
+  UNION ALL
+  -- DHSI's functions, in schema public where its views are; an oid of
+  -- their own (2e9 + a hash of the name) so \sf and regproc find them
+  SELECT (2000000000 + hash(d.name) % 1000000000)::BIGINT, d.name,
+         coalesce((SELECT m_n.oid FROM dhsi_sys.pg.pg_namespace m_n WHERE m_n.nspname = 'public'), 2200)::BIGINT,
+         10, 13, 1, 0, 0, '-', 'f', false, false, false, d.result LIKE 'TABLE(%', 'v', 's',
+         (CASE WHEN d.arguments = '' THEN 0 ELSE len(string_split(d.arguments, ', ')) END)::SMALLINT, 0::SMALLINT,
+         dhsi_sys.pg.dhsi_type_oid(CASE WHEN d.result LIKE 'TABLE(%' THEN 'VARCHAR' ELSE d.result END),
+         NULL, NULL, NULL, NULL, NULL, NULL,
+         d.name, NULL, NULL, NULL::VARCHAR[], NULL::VARCHAR[],
+         d.result, d.arguments, d.description
+  FROM dhsi_sys.pg.dhsi_functions d
+;
+-- psql's \sf: the definition of a DuckDB macro, or a description of a
+-- function built into the server
+CREATE OR REPLACE MACRO dhsi_sys.pg.pg_get_functiondef(p_func_oid) AS
+  (SELECT 'CREATE OR REPLACE FUNCTION ' || m_n.nspname || '.' || m_p.proname || '(' || coalesce(m_p.dhsi_arguments, '') || ')' || chr(10) ||
+          ' RETURNS ' || CASE WHEN m_p.proretset AND m_p.dhsi_result NOT LIKE 'TABLE(%' THEN 'SETOF ' ELSE '' END || m_p.dhsi_result || chr(10) ||
+          CASE WHEN m_p.prosrc = m_p.proname
+               THEN ' LANGUAGE internal' || chr(10) || 'AS $function$' || chr(10) || '-- built into the dhsi server' ||
+                    coalesce(': ' || m_p.dhsi_comment, '') || chr(10) || '$function$' || chr(10)
+               ELSE ' LANGUAGE sql' || chr(10) || 'AS $function$' || chr(10) || m_p.prosrc || chr(10) || '$function$' || chr(10) END
+   FROM dhsi_sys.pg.pg_proc m_p JOIN dhsi_sys.pg.pg_namespace m_n ON m_n.oid = m_p.pronamespace
+   WHERE m_p.oid = p_func_oid LIMIT 1)
 ;
 -- The session's PostgreSQL parameters first (from the dhsi_settings
 -- variable), then DuckDB's own settings.

@@ -90,19 +90,19 @@ func TestPsql(t *testing.T) {
 			}
 		}
 	})
-	t.Run("DHSI's own views are listed and described as tables", func(t *testing.T) {
+	t.Run("DHSI's own views are listed and described as views", func(t *testing.T) {
 		out, code := s.psql(t, "",
 			"-c", "CREATE VIEW domains AS SELECT 'example.com' AS domain, 3::BIGINT AS scraper_version",
 			"-c", "COMMENT ON VIEW domains IS 'dhsi: one row per registered domain'")
 		if code != 0 {
 			t.Fatalf("create: exit %d\n%s", code, out)
 		}
-		out, code = s.psql(t, "", "-A", "-c", `\dt`)
-		if code != 0 || !strings.Contains(out, "public|domains|table") {
-			t.Errorf(`\dt does not list domains as a table (exit %d):\n%s`, code, out)
+		out, code = s.psql(t, "", "-A", "-c", `\dv`)
+		if code != 0 || !strings.Contains(out, "public|domains|view") {
+			t.Errorf(`\dv does not list domains as a view (exit %d):\n%s`, code, out)
 		}
 		out, code = s.psql(t, "", "-A", "-c", `\d domains`)
-		for _, want := range []string{`Table "public.domains"`, "domain|text", "scraper_version|bigint"} {
+		for _, want := range []string{`View "public.domains"`, "domain|text", "scraper_version|bigint"} {
 			if code != 0 || !strings.Contains(out, want) {
 				t.Errorf(`\d domains lacks %q (exit %d):\n%s`, want, code, out)
 			}

@@ -18,7 +18,7 @@ func TestShardIDThroughSQL(t *testing.T) {
 	defer db.Close()
 	db.SetMaxOpenConns(2)
 	ctx := context.Background()
-	if err := Register(ctx, db, shard.Default()); err != nil {
+	if err := Register(ctx, db, shard.Default); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("shard_id hashes like the shard package", func(t *testing.T) {

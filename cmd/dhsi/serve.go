@@ -236,6 +236,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				}
 				return u.updateURLsView(ctx)
 			},
+			// last: psql's \df and \sf describe every function registered above
+			func(ctx context.Context, db *sql.DB) error { return udf.InstallFunctionDocs(ctx, db) },
 		},
 		Log: log,
 	})
