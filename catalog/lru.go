@@ -20,6 +20,25 @@ type lru[K comparable, V any] struct {
 	items   map[K]*list.Element
 	costOf  func(K, V) int64
 	evicted func(V) // called under the lock for each value evicted; may be nil
+	// counters for metrics (CacheStats), under mu
+	hits, misses, evictions int64
+}
+
+// CacheStats is what one cache did since the process started.
+type CacheStats struct {
+	Name                    string // block, row, reader
+	Hits, Misses, Evictions int64
+	Used, Limit             int64 // cost held and its bound (bytes; entries for readers)
+	Entries                 int
+}
+
+func (c *lru[K, V]) stats(name string) CacheStats {
+	if c == nil {
+		return CacheStats{Name: name}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Name: name, Hits: c.hits, Misses: c.misses, Evictions: c.evictions, Used: c.used, Limit: c.limit, Entries: len(c.items)}
 }
 
 type lruEntry[K comparable, V any] struct {
@@ -34,15 +53,17 @@ func newLRU[K comparable, V any](limit int64, costOf func(K, V) int64, evicted f
 
 func (c *lru[K, V]) get(k K) (V, bool) {
 	var zero V
-	if c == nil || c.limit <= 0 {
+	if c == nil {
 		return zero, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
 	if !ok {
+		c.misses++ // a cache of limit 0 misses every time
 		return zero, false
 	}
+	c.hits++
 	c.lru.MoveToFront(e)
 	return e.Value.(*lruEntry[K, V]).v, true
 }
@@ -71,6 +92,7 @@ func (c *lru[K, V]) put(k K, v V) (held V, loaded bool) {
 		c.lru.Remove(e)
 		delete(c.items, old.k)
 		c.used -= old.cost
+		c.evictions++
 		if c.evicted != nil {
 			c.evicted(old.v)
 		}

@@ -733,3 +733,15 @@ func (s *Snapshot) DatasetFilePaths(keep func(datasetID uint32) bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// CacheStats reports the URL index's caches: remote blocks (bytes), open
+// lake readers (entries) and decoded rows (bytes).
+func (x *URLIndex) CacheStats() []CacheStats {
+	out := []CacheStats{x.cache.stats("block"), x.rows.stats("row")}
+	if x.readers != nil {
+		out = append(out, x.readers.c.stats("reader"))
+	} else {
+		out = append(out, CacheStats{Name: "reader"})
+	}
+	return out
+}

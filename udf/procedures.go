@@ -33,6 +33,9 @@ type Procedures struct {
 	// Changed runs after a procedure wrote to the store, so the server's
 	// views show the result at once.
 	Changed func(ctx context.Context) error
+	// Observe, when set, is told of every shard compaction a CALL ran
+	// (metrics).
+	Observe func(compiler.Result)
 	// Ingest runs an ingest of server-side files into a dataset (CALL
 	// ingest); nil leaves it unregistered.
 	Ingest func(ctx context.Context, dataset string, files []string) (IngestResult, error)
@@ -151,6 +154,9 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 					r, err = c.CompactShard(ctx, id)
 					return err
 				})
+				if err == nil && p.Observe != nil {
+					p.Observe(r)
+				}
 				if err != nil {
 					return nil, err
 				}
@@ -171,6 +177,11 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 					rs, err = c.CompactAll(ctx)
 					return err
 				})
+				if p.Observe != nil {
+					for _, r := range rs {
+						p.Observe(r)
+					}
+				}
 				if p.Changed != nil {
 					if cerr := p.Changed(ctx); err == nil && cerr != nil {
 						err = fmt.Errorf("compacted, but refreshing the views failed: %w", cerr)

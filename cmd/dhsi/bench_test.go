@@ -181,7 +181,7 @@ func BenchmarkSustainedCompactionS3(b *testing.B) {
 			return compiler.New(st, compiler.Config{WorkerID: id}, nil)
 		}
 		go func() {
-			loopDone <- compactLoop(ctx, st, newC, "bench", 4, 0, slog.New(slog.DiscardHandler), io.Discard)
+			loopDone <- compactLoop(ctx, st, newC, "bench", 4, 0, slog.New(slog.DiscardHandler), io.Discard, func(compiler.Result) {})
 		}()
 		const run = 20 * time.Second
 		offer := 3000

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/metrics"
 	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/store"
 )
@@ -24,14 +25,15 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var sf storeFlags
 	sf.register(fs)
 	var (
-		shardID  = fs.String("shard", "", "compact one shard, e.g. 5e")
-		all      = fs.Bool("all", false, "compact every shard with pending inbox objects (lists the inbox once)")
-		loop     = fs.Bool("loop", false, "run as a stochastic worker: each round list one bounded page of the inbox (5,000 objects) from a random point and compact its shards, fullest first, skipping locked ones; repeat until stopped")
-		workers  = fs.Int("workers", 1, "with --loop: concurrent workers in this process")
-		idleExit = fs.Duration("idle-exit", 0, "with --loop: exit after the inbox has had nothing to do for this long (0: never)")
-		lockTTL  = fs.Duration("lock-ttl", compiler.DefaultLockTTL, "how long a lock of a crashed worker blocks its shard")
-		workerID = fs.String("worker-id", "", "name in lock objects (default host-pid-random)")
-		logLevel = fs.String("log-level", "warn", "log level: debug, info, warn, error")
+		shardID   = fs.String("shard", "", "compact one shard, e.g. 5e")
+		all       = fs.Bool("all", false, "compact every shard with pending inbox objects (lists the inbox once)")
+		loop      = fs.Bool("loop", false, "run as a stochastic worker: each round list one bounded page of the inbox (5,000 objects) from a random point and compact its shards, fullest first, skipping locked ones; repeat until stopped")
+		workers   = fs.Int("workers", 1, "with --loop: concurrent workers in this process")
+		idleExit  = fs.Duration("idle-exit", 0, "with --loop: exit after the inbox has had nothing to do for this long (0: never)")
+		lockTTL   = fs.Duration("lock-ttl", compiler.DefaultLockTTL, "how long a lock of a crashed worker blocks its shard")
+		workerID  = fs.String("worker-id", "", "name in lock objects (default host-pid-random)")
+		logLevel  = fs.String("log-level", "warn", "log level: debug, info, warn, error")
+		metricsAt = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9189: compactions by status, inbox objects merged, records and bytes written, durations, store requests and bytes")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: dhsi compact (--shard HH | --all | --loop [--workers N]) [flags]\n\nMerges the domain-record inbox (indexes/domains/{domain}.usv and batch\nobjects under indexes/domains/batches/) into shards\n(indexes/domains/shards/{hh}.usv) under a lock, writing with If-Match so that\nconcurrent compactors on many machines never lose an update.\n\nFlags:\n")
@@ -56,6 +58,20 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	st, err := sf.open(ctx, log, "compact", stderr)
 	if err != nil {
 		return err
+	}
+	var observed *metrics.Compactions // nil without --metrics: Observe does nothing
+	if *metricsAt != "" {
+		reg := metrics.New()
+		st = reg.InstrumentStore(st)
+		observed = reg.Compactions()
+		addr, err := reg.Serve(ctx, *metricsAt)
+		if err != nil {
+			return fmt.Errorf("%w: --metrics: %v", errUsage, err)
+		}
+		fmt.Fprintf(stderr, "compact: metrics at http://%s/metrics\n", addr)
+	}
+	observe := func(r compiler.Result) {
+		observed.Observe(r.Status, r.InboxMerged, r.InboxKept, r.RecordsAfter, r.BytesWritten, r.Duration)
 	}
 	// the store's datapackage.json decides the fields and the shard
 	// layout; its ETag lets the compiler notice a resharding that begins
@@ -88,17 +104,21 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := once(func(c *compiler.Compiler) (err error) { r, err = c.CompactShard(ctx, *shardID); return err }); err != nil {
 			return err
 		}
+		observe(r)
 		printResults(stdout, []compiler.Result{r})
 	case *all:
 		var rs []compiler.Result
 		err := once(func(c *compiler.Compiler) (err error) { rs, err = c.CompactAll(ctx); return err })
+		for _, r := range rs {
+			observe(r)
+		}
 		printResults(stdout, rs)
 		return err
 	default:
 		if *workers < 1 {
 			return fmt.Errorf("%w: --workers must be at least 1", errUsage)
 		}
-		return compactLoop(ctx, st, newC, *workerID, *workers, *idleExit, log, stdout)
+		return compactLoop(ctx, st, newC, *workerID, *workers, *idleExit, log, stdout, observe)
 	}
 	return nil
 }
@@ -107,7 +127,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // one bounded page of the inbox from a random point (compiler I5) and
 // compacts the page's objects shard by shard, fullest first, skipping
 // shards another worker holds.
-func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compiler.Compiler, error), baseID string, workers int, idleExit time.Duration, log *slog.Logger, stdout io.Writer) error {
+func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compiler.Compiler, error), baseID string, workers int, idleExit time.Duration, log *slog.Logger, stdout io.Writer, observe func(compiler.Result)) error {
 	var mu sync.Mutex
 	var firstErr error
 	totals := map[string]int{}
@@ -192,6 +212,7 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 						if errors.Is(err, context.Canceled) {
 							return
 						}
+						observe(compiler.Result{Status: "error"})
 						mu.Lock()
 						if firstErr == nil {
 							firstErr = err
@@ -200,6 +221,7 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 						log.Warn("compact", "shard", id, "err", err)
 						continue
 					}
+					observe(r)
 					mu.Lock()
 					totals[r.Status]++
 					totals["merged"] += r.InboxMerged

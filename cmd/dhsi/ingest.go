@@ -11,9 +11,11 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dhsi/dhsi/ingest"
+	"github.com/dhsi/dhsi/metrics"
 	"github.com/dhsi/dhsi/urlnorm"
 )
 
@@ -40,6 +42,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		force      = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
 		quiet      = fs.Bool("quiet", false, "no progress on a terminal")
 		memLimit   = fs.Int("memory-limit-mb", 1536, "soft limit of the Go heap in MiB: the garbage collector works harder near it (0: none; GOMEMLIMIT, if set, wins)")
+		metricsAt  = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address while the ingest runs, e.g. 127.0.0.1:9188: URLs read, normalized and rejected, the phase, store requests and bytes")
 		cpuProf    = fs.String("cpu-profile", "", "write a Go CPU profile of the whole ingest to this file (go tool pprof)")
 	)
 	fs.Usage = func() {
@@ -126,6 +129,33 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	var progressMetrics func(ingest.Progress)
+	if *metricsAt != "" {
+		reg := metrics.New()
+		st = reg.InstrumentStore(st)
+		var read, normalized, rejected atomic.Int64
+		var phase atomic.Value
+		phase.Store("start")
+		reg.CounterFunc("dhsi_ingest_urls_read_total", "URLs (input records) read by this ingest.", func() float64 { return float64(read.Load()) })
+		reg.CounterFunc("dhsi_ingest_urls_normalized_total", "URLs normalized and kept.", func() float64 { return float64(normalized.Load()) })
+		reg.CounterFunc("dhsi_ingest_urls_rejected_total", "Input records rejected (listed in the version's rejects object).", func() float64 { return float64(rejected.Load()) })
+		reg.Info("dhsi_ingest_phase_info", "The phase the ingest is in (value 1).", "phase", func() string { return phase.Load().(string) })
+		progressMetrics = func(p ingest.Progress) {
+			if p.Read > 0 || p.Phase == "read" {
+				read.Store(p.Read)
+				normalized.Store(p.Normalized)
+				rejected.Store(p.Rejected)
+			}
+			if p.Phase != "" {
+				phase.Store(p.Phase)
+			}
+		}
+		addr, err := reg.Serve(ctx, *metricsAt)
+		if err != nil {
+			return fmt.Errorf("%w: --metrics: %v", errUsage, err)
+		}
+		fmt.Fprintf(stderr, "ingest: metrics at http://%s/metrics\n", addr)
+	}
 	opts := ingest.Options{
 		Store: st, Dataset: *dataset, Source: *source, Files: fs.Args(), Format: ingest.Format(*format),
 		Normalizer: norm, WorkDir: *workDir, RowGroupRows: *rowGroups, PageRows: *pageRows, PrefixWidth: *width, ZstdLevel: *zstdLevel, PostingsShards: *shards,
@@ -138,8 +168,17 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stderr, "\r%-14s %12d read  %12d normalized  %10d rejected  %8.0f/s ", p.Phase, p.Read, p.Normalized, p.Rejected, rate)
 		}
 	}
+	if progressMetrics != nil {
+		terminal := opts.Progress
+		opts.Progress = func(p ingest.Progress) {
+			progressMetrics(p)
+			if terminal != nil {
+				terminal(p)
+			}
+		}
+	}
 	sums, err := ingest.RunAll(ctx, opts, batches)
-	if opts.Progress != nil {
+	if opts.Progress != nil && !*quiet && isTerminal(stderr) {
 		fmt.Fprintln(stderr)
 	}
 	for _, sum := range sums {

@@ -145,6 +145,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *metricsAddr != "" {
 		reg = metrics.New()
 		observer = reg
+		// every request of this server to the store, counted (it keeps the
+		// store's local paths, so a local lake is still read in place)
+		st = reg.InstrumentStore(st)
 	}
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
 		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: udf.TableFunctions, NativeFunctions: native,
@@ -156,6 +159,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				"domain_datasets": {sqlserver.OIDText},
 				"domain_urls":     {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
 				"compact_shard":   {sqlserver.OIDText},
+				"reshard":         {sqlserver.OIDInt4},
 				"inbox_put":       {sqlserver.OIDText, sqlserver.OIDText},
 				"ingest":          {sqlserver.OIDText, sqlserver.OIDText},
 				"grant_dataset":   {sqlserver.OIDText, sqlserver.OIDText},
@@ -194,6 +198,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				}
 				urls = u
 				procs := domainProcedures(st, d, log)
+				if reg != nil {
+					c := reg.Compactions()
+					procs.Observe = func(r compiler.Result) {
+						c.Observe(r.Status, r.InboxMerged, r.InboxKept, r.RecordsAfter, r.BytesWritten, r.Duration)
+					}
+				}
 				procs.Grants = grants
 				procs.CheckIngestFiles = checkIngest
 				procs.Ingest = func(ctx context.Context, dataset string, files []string) (udf.IngestResult, error) {
@@ -299,6 +309,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return time.Since(time.Unix(0, lastRefresh.Load())).Seconds()
 		})
 		reg.GaugeFunc("dhsi_grants_version", "Version of the dataset grants enforced.", func() float64 { return float64(grants.Current().Version()) })
+		reg.Caches(func() []metrics.Cache {
+			var out []metrics.Cache
+			for _, c := range urls.x.CacheStats() {
+				out = append(out, metrics.Cache{Name: c.Name, Hits: c.Hits, Misses: c.Misses, Evictions: c.Evictions, Used: c.Used, Limit: c.Limit})
+			}
+			return out
+		})
 		ln, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {
 			return fmt.Errorf("--metrics: %w", err)

@@ -196,6 +196,11 @@ func TestMetricsEndpoint(t *testing.T) {
 	if _, err := c.Exec(ctx, "SELECT * FROM domain_urls($1, $2, $3, $4)", "example.com", 1, -1, 10); err == nil {
 		t.Fatal("a negative offset was accepted")
 	}
+	for _, q := range []string{`CALL inbox_put('example.com', '{"company_name": "X"}')`, "CALL compact_all()"} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -213,6 +218,16 @@ func TestMetricsEndpoint(t *testing.T) {
 		"dhsi_index_version_age_seconds",
 		"dhsi_refresh_age_seconds",
 		"dhsi_grants_version 0",
+		`dhsi_store_requests_total{op="list",outcome="ok"}`,
+		`dhsi_store_requests_total{op="put",outcome="ok"}`,
+		`dhsi_store_request_duration_seconds_bucket{op="get",le="0.01"}`,
+		`dhsi_store_bytes_total{direction="written"}`,
+		`dhsi_cache_hits_total{cache="block"} 0`,
+		`dhsi_cache_limit{cache="block"}`,
+		`dhsi_cache_used{cache="reader"} 0`,
+		`dhsi_compactions_total{status="compacted"} 1`,
+		"dhsi_compaction_inbox_objects_merged_total 1",
+		"dhsi_compaction_records_written_total 1",
 		"go_goroutines",
 		"process_resident_memory_bytes",
 	} {
@@ -223,4 +238,56 @@ func TestMetricsEndpoint(t *testing.T) {
 	if t.Failed() {
 		t.Logf("/metrics:\n%s", text)
 	}
+}
+
+// TestCompactMetrics: a looping compactor started with --metrics exposes
+// its compactions and store requests (issue 18 §3).
+func TestCompactMetrics(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	for _, d := range []string{"example.com", "example.org"} {
+		if code := run(ctx, []string{"put", "--store", dir, "domain=" + d, "company_name=X"}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("put exit %d", code)
+		}
+	}
+	port, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"compact", "--store", dir, "--loop", "--metrics", addr}, io.Discard, io.Discard)
+	}()
+	want := []string{
+		`dhsi_compactions_total{status="compacted"} 2`,
+		"dhsi_compaction_inbox_objects_merged_total 2",
+		`dhsi_compaction_duration_seconds_count 2`,
+		`dhsi_store_requests_total{op="list",outcome="ok"}`,
+		`dhsi_store_requests_total{op="delete",outcome="ok"}`,
+		"dhsi_compaction_last_timestamp_seconds",
+	}
+	var text string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		text = string(b)
+		all := true
+		for _, w := range want {
+			all = all && strings.Contains(text, w)
+		}
+		if all {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Fatalf("compact --loop exited %d", code)
+			}
+			return
+		}
+	}
+	t.Fatalf("/metrics of compact --loop lacks one of %q after 30s:\n%s", want, text)
 }
