@@ -111,9 +111,9 @@ var ErrOtherResharding = errors.New("reshard: another resharding is in progress"
 // Run reshards st to opts.Width: begins (or resumes) a resharding, moves
 // every foreign shard, and finishes. It returns once the store records only
 // the new width.
-func Run(ctx context.Context, st store.Store, opts Options) (Report, error) {
+func Run(ctx context.Context, st store.Store, opts Options) (rep Report, err error) {
 	start := time.Now()
-	rep := Report{To: opts.Width, BeganAt: start}
+	rep = Report{To: opts.Width, BeganAt: start}
 	if err := (shard.Layout{Width: opts.Width}).Validate(); err != nil {
 		return rep, fmt.Errorf("%w, not %d", ErrWidth, opts.Width)
 	}

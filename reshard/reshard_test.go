@@ -159,7 +159,7 @@ func TestRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.From != 2 || r.To != 1 || r.AlreadyDone || r.Resumed || r.ShardsMoved != 256 || r.RecordsMoved < n {
+		if r.From != 2 || r.To != 1 || r.AlreadyDone || r.Resumed || r.ShardsMoved != 256 || r.RecordsMoved < n || r.Duration <= 0 {
 			t.Fatalf("report %+v", r)
 		}
 		if len(progress) == 0 || progress[len(progress)-1].Done != progress[len(progress)-1].Total {
