@@ -37,6 +37,7 @@ var FunctionDocs = []FunctionDoc{
 	{"etld1", []string{"host"}, nil, "the registered domain (eTLD+1) of a host, lower case and punycode"},
 	{"norm_url", []string{"url"}, nil, "a URL normalized as the URL index stores it"},
 	{"url_id", []string{"url"}, nil, "the 64-bit id of a normalized URL"},
+	{"domain_dataset_list", []string{"domain"}, nil, "domain_datasets as a list, for joins: FROM my_domains d, unnest(domain_dataset_list(d.domain)) t(x)"},
 	{"roaring_contains", []string{"bitmap", "id"}, nil, "whether a serialized Roaring bitmap holds an id"},
 }
 

@@ -120,6 +120,13 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 	if err := duckdb.RegisterScalarUDF(conn, "dhsi_lake_files", lakeFiles); err != nil {
 		return fmt.Errorf("register dhsi_lake_files: %w", err)
 	}
+	list, err := newDomainDatasetList(f)
+	if err != nil {
+		return err
+	}
+	if err := duckdb.RegisterScalarUDF(conn, "domain_dataset_list", list); err != nil {
+		return fmt.Errorf("register domain_dataset_list: %w", err)
+	}
 	for _, s := range []string{
 		"CREATE OR REPLACE VIEW public.datasets AS SELECT * FROM dhsi_datasets()",
 		"COMMENT ON VIEW public.datasets IS 'dhsi: the dataset registry of the current index version'",
@@ -324,3 +331,77 @@ func (e *NotInPrerequisiteState) Unwrap() error { return e.Err }
 
 // SQLState is object_not_in_prerequisite_state.
 func (e *NotInPrerequisiteState) SQLState() string { return "55000" }
+
+// domainDatasetList is domain_dataset_list(domain) → a list of
+// {dataset_id, dataset, url_count}: domain_datasets as a scalar, so a
+// table of domains joins the index in one statement (issue 17 §3; DuckDB's
+// table functions take no lateral arguments):
+//
+//	SELECT d.domain, x.dataset_id, x.url_count
+//	FROM my_domains d, unnest(domain_dataset_list(d.domain)) t(x)
+//
+// Datasets the caller may not see are left out (access A3), as in
+// domain_datasets. An argument that names no registered domain gives NULL,
+// not an error, so one bad row does not fail a batch; domain_datasets
+// explains what it expected.
+type domainDatasetList struct {
+	f   URLIndexFuncs
+	cfg duckdb.ScalarFuncConfig
+}
+
+func newDomainDatasetList(f URLIndexFuncs) (*domainDatasetList, error) {
+	t := func(typ duckdb.Type) duckdb.TypeInfo { ti, _ := duckdb.NewTypeInfo(typ); return ti }
+	var entries []duckdb.StructEntry
+	for _, c := range []struct {
+		name string
+		typ  duckdb.Type
+	}{{"dataset_id", duckdb.TYPE_INTEGER}, {"dataset", duckdb.TYPE_VARCHAR}, {"url_count", duckdb.TYPE_BIGINT}} {
+		e, err := duckdb.NewStructEntry(t(c.typ), c.name)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	st, err := duckdb.NewStructInfo(entries[0], entries[1:]...)
+	if err != nil {
+		return nil, err
+	}
+	list, err := duckdb.NewListInfo(st)
+	if err != nil {
+		return nil, err
+	}
+	return &domainDatasetList{f: f, cfg: duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{t(duckdb.TYPE_VARCHAR)}, ResultTypeInfo: list}}, nil
+}
+
+func (l *domainDatasetList) Config() duckdb.ScalarFuncConfig { return l.cfg }
+
+func (l *domainDatasetList) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowContextExecutor: func(ctx context.Context, values []driver.Value) (out any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				out, err = nil, fmt.Errorf("domain_dataset_list: internal error: %v", r)
+			}
+		}()
+		arg, ok := values[0].(string)
+		if !ok {
+			return nil, nil
+		}
+		d, err := l.f.Domain(arg)
+		if err != nil {
+			return nil, nil // not a domain: NULL (see the type's comment)
+		}
+		got, err := l.f.Snapshot().DomainDatasets(d)
+		if err != nil {
+			return nil, err
+		}
+		visible := l.f.visibility(ctx)
+		res := make([]any, 0, len(got))
+		for _, g := range got {
+			if !visible.Sees(g.Dataset) {
+				continue // A3
+			}
+			res = append(res, map[string]any{"dataset_id": int32(g.DatasetID), "dataset": g.Dataset, "url_count": int64(g.URLCount)})
+		}
+		return res, nil
+	}}
+}

@@ -25,6 +25,9 @@ WITH d AS (SELECT * FROM datasets) SELECT count(*) FROM d WHERE dataset = 'secre
 -- name: a subquery over domain_datasets
 -- expect: reader==0 admin==1
 SELECT count(*) FROM (SELECT dataset FROM domain_datasets(:'domain')) WHERE dataset = 'secret';
+-- name: the hidden dataset is absent from domain_dataset_list, the scalar for joins
+-- expect: reader==0 writer==0 admin==1
+SELECT count(*) FROM (SELECT :'domain' AS domain) d, unnest(domain_dataset_list(d.domain)) t(x) WHERE x.dataset = 'secret';
 -- name: a join of domain_datasets with datasets
 -- expect: reader==0 admin==1
 SELECT count(*) FROM domain_datasets(:'domain') dd JOIN datasets d USING (dataset_id) WHERE d.dataset = 'secret';
