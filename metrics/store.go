@@ -44,6 +44,11 @@ func (r *Registry) InstrumentStore(st store.Store) store.Store {
 			}, []string{"direction"}),
 		}
 		r.reg.MustRegister(r.store.requests, r.store.duration, r.store.bytes)
+		if rs, ok := st.(interface{ Retries() int64 }); ok {
+			// the S3 client's own retries (s3store), which one request's
+			// latency above includes
+			r.CounterFunc("dhsi_store_retries_total", "Requests the S3 client sent again after a retryable error (throttling, 5xx, a dropped connection).", func() float64 { return float64(rs.Retries()) })
+		}
 	}
 	in := &instrumented{Store: st, m: r.store}
 	if lp, ok := st.(localPather); ok {

@@ -42,6 +42,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -69,10 +71,27 @@ const (
 // Store is a store.Store on one bucket and prefix. It is safe for
 // concurrent use.
 type Store struct {
-	client *s3.Client
-	bucket string
-	prefix string
-	logger *slog.Logger
+	client  *s3.Client
+	bucket  string
+	prefix  string
+	logger  *slog.Logger
+	retries *atomic.Int64 // attempts the SDK's retryer made again (Retries)
+}
+
+// Retries is how many times the SDK retried a request since the store was
+// opened (a request that needed three attempts counts two).
+func (s *Store) Retries() int64 { return s.retries.Load() }
+
+// countingRetryer is the SDK's standard retryer, counting retries: the SDK
+// asks RetryDelay once before each retry, and only then.
+type countingRetryer struct {
+	aws.RetryerV2
+	retries *atomic.Int64
+}
+
+func (r countingRetryer) RetryDelay(attempt int, err error) (time.Duration, error) {
+	r.retries.Add(1)
+	return r.RetryerV2.RetryDelay(attempt, err)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -91,19 +110,20 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	retries := new(atomic.Int64)
 	opts := []func(*config.LoadOptions) error{
 		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
 		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
 		config.WithLogger(sdkLogger{logger}),
 		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
+			return countingRetryer{retry.NewStandard(func(o *retry.StandardOptions) {
 				if cfg.MaxAttempts > 0 {
 					o.MaxAttempts = cfg.MaxAttempts
 				}
 				// The client-side retry quota fails requests outright after
 				// a burst of errors, even though the server would recover.
 				o.RateLimiter = ratelimit.None
-			})
+			}), retries}
 		}),
 	}
 	// The SDK's default transport keeps 10 idle connections per host; DHSI
@@ -142,7 +162,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 		}
 		o.UsePathStyle = pathStyle
 	})
-	s := &Store{client: client, bucket: cfg.Bucket, prefix: cfg.Prefix, logger: logger}
+	s := &Store{client: client, bucket: cfg.Bucket, prefix: cfg.Prefix, logger: logger, retries: retries}
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
 		return nil, fmt.Errorf("s3store: open %s: head bucket: %w", s, err)
 	}
