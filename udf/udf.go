@@ -75,7 +75,10 @@ func newShardID(layout func() shard.Layout) (*shardID, error) {
 		return nil, err
 	}
 	return &shardID{
-		cfg:    duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{varchar}, ResultTypeInfo: varchar},
+		// volatile: the layout changes while the server runs (a
+		// resharding), so DuckDB must not fold shard_id('x') into a plan
+		// that a client's prepared statement keeps
+		cfg:    duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{varchar}, ResultTypeInfo: varchar, Volatile: true},
 		layout: layout,
 	}, nil
 }

@@ -370,13 +370,30 @@ func newDomainDatasetList(f URLIndexFuncs) (*domainDatasetList, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &domainDatasetList{f: f, cfg: duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{t(duckdb.TYPE_VARCHAR)}, ResultTypeInfo: list}}, nil
+	// volatile: the answer changes with the index version, so DuckDB must
+	// not fold a constant argument into a plan a prepared statement keeps
+	return &domainDatasetList{f: f, cfg: duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{t(duckdb.TYPE_VARCHAR)}, ResultTypeInfo: list, Volatile: true}}, nil
 }
 
 func (l *domainDatasetList) Config() duckdb.ScalarFuncConfig { return l.cfg }
 
 func (l *domainDatasetList) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowContextExecutor: func(ctx context.Context, values []driver.Value) (out any, err error) {
+	return duckdb.ScalarFuncExecutor{
+		// duckdb-go keeps the context a scalar function's plan first ran
+		// with for every later execution of that plan (a statement a client
+		// keeps prepared), and fails once that context is done. The
+		// function needs only the caller's principal, the same for every
+		// execution of a session's plan: bind detaches it from the binding
+		// statement's lifetime.
+		ScalarBinder: func(ctx context.Context, _ []duckdb.ScalarUDFArg) (context.Context, error) {
+			return access.WithPrincipal(context.Background(), access.FromContext(ctx)), nil
+		},
+		RowContextExecutor: l.row,
+	}
+}
+
+func (l *domainDatasetList) row(ctx context.Context, values []driver.Value) (out any, err error) {
+	{
 		defer func() {
 			if r := recover(); r != nil {
 				out, err = nil, fmt.Errorf("domain_dataset_list: internal error: %v", r)
@@ -403,5 +420,5 @@ func (l *domainDatasetList) Executor() duckdb.ScalarFuncExecutor {
 			res = append(res, map[string]any{"dataset_id": int32(g.DatasetID), "dataset": g.Dataset, "url_count": int64(g.URLCount)})
 		}
 		return res, nil
-	}}
+	}
 }

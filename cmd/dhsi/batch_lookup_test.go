@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 )
 
 // TestDomainDatasetListJoins is issue 17 §3: a table of domains joins the
@@ -25,7 +26,7 @@ func TestDomainDatasetListJoins(t *testing.T) {
 			t.Fatalf("ingest %s: exit %d", c.ds, code)
 		}
 	}
-	cn := connect(t, startServe(t, "--store", dir))
+	cn := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
 	var domains []string
 	rows, err := cn.Query(ctx, "SELECT DISTINCT etld1(url) FROM urls ORDER BY 1")
 	if err != nil {
@@ -67,7 +68,17 @@ func TestDomainDatasetListJoins(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err = cn.Query(ctx, "SELECT d.domain, x.dataset_id, x.dataset, x.url_count FROM my_domains d, unnest(domain_dataset_list(d.domain)) t(x)")
+	// twice: pgx keeps the statement prepared, and the second execution
+	// runs the plan the first one made
+	const join = "SELECT d.domain, x.dataset_id, x.dataset, x.url_count FROM my_domains d, unnest(domain_dataset_list(d.domain)) t(x)"
+	var first int
+	if err := cn.QueryRow(ctx, "SELECT count(*) FROM ("+join+")").Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	if err := cn.QueryRow(ctx, "SELECT count(*) FROM ("+join+")").Scan(&first); err != nil {
+		t.Fatalf("the same statement again: %v", err)
+	}
+	rows, err = cn.Query(ctx, join)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +104,28 @@ func TestDomainDatasetListJoins(t *testing.T) {
 	var isNull bool
 	if err := cn.QueryRow(ctx, "SELECT domain_dataset_list('not a domain') IS NULL").Scan(&isNull); err != nil || !isNull {
 		t.Fatalf("domain_dataset_list('not a domain') IS NULL = %v %v", isNull, err)
+	}
+	// a statement the client keeps prepared answers from the index as it
+	// is now, not as it was when prepared (the function is volatile)
+	q := "SELECT len(domain_dataset_list('" + domains[0] + "'))"
+	var before, after int
+	if err := cn.QueryRow(ctx, q).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "testdata", "shared", "urls", "pywb_sample_archive.txt")
+	if code := run(ctx, []string{"ingest", "--store", dir, "--dataset", "later", "--force", path}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("ingest later: exit %d", code)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err := cn.QueryRow(ctx, q).Scan(&after); err != nil {
+			t.Fatal(err)
+		}
+		if after > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still %d, %d before a new dataset holding the domain, 20s after its ingest", q, after, before)
+		}
 	}
 }
 
