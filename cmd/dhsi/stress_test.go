@@ -137,6 +137,16 @@ func runStress(t *testing.T, cfg stressConfig, storeArgs []string, env []string,
 	for i := range procs {
 		startCompactor(i)
 	}
+	// a test that fails half-way must not leave its workers running
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range procs {
+			if p != nil && p.Process != nil {
+				p.Process.Signal(syscall.SIGKILL)
+			}
+		}
+	})
 	killerDone := make(chan struct{})
 	go func() {
 		defer close(killerDone)
