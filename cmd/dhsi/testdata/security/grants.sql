@@ -67,6 +67,18 @@ CALL compact_all();
 -- name: compact_all as a table function is for writers
 -- expect: reader=42501
 SELECT * FROM compact_all();
+-- name: reshard rewrites every shard of the store: for admins
+-- expect: nonadmin=42501
+CALL reshard(3);
+-- name: reshard as a table function is for admins too
+-- expect: nonadmin=42501
+SELECT * FROM reshard(3);
+-- name: reshard to a width no layout has
+-- expect: admin=22023
+CALL reshard(9);
+-- name: reshard to the width the store has is nothing to do
+-- expect: admin==1
+SELECT count(*) FROM reshard(2) WHERE status = 'already at width 2';
 -- name: inbox_put is for writers
 -- expect: reader=42501 writer=ok
 CALL inbox_put('bypass-suite.example', '{"company_name": "x"}');
