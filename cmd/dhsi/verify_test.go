@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
@@ -235,5 +238,51 @@ func TestVerifyDuringAResharding(t *testing.T) {
 	})
 	if len(seen) != 3 || seen[d] == "" {
 		t.Fatalf("shards hold %v", seen)
+	}
+}
+
+// TestReshardOverSQL: CALL reshard(n) while a resharding to another width
+// is recorded is refused with 55000 (object_not_in_prerequisite_state);
+// CALL reshard of the width in progress resumes and finishes it.
+func TestReshardOverSQL(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if code := run(ctx, []string{"put", "--store", dir, "domain=example.com", "company_name=X"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("put exit %d", code)
+	}
+	if code := run(ctx, []string{"compact", "--store", dir, "--all"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("compact exit %d", code)
+	}
+	st, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a resharding 2 → 3 that a killed run left recorded
+	pkg, etag, err := records.LoadPackageVersion(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := records.WithLayouts(pkg, records.Layouts{Current: shard.Layout{Width: 3}, Previous: shard.Layout{Width: 2}})
+	if _, err := st.Put(ctx, compiler.SchemaKey, bytes.NewReader(b), store.Cond{IfMatch: etag}); err != nil {
+		t.Fatal(err)
+	}
+	cn := connect(t, startServe(t, "--store", dir))
+	_, err = cn.Exec(ctx, "CALL reshard(1)")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "55000" || !strings.Contains(pe.Message, "dhsi reshard --width 3") {
+		t.Fatalf("CALL reshard(1) during a resharding to 3: %v", err)
+	}
+	var status string
+	var moved int64
+	if err := cn.QueryRow(ctx, "SELECT status, shards_moved FROM reshard(3)").Scan(&status, &moved); err != nil || status != "resumed and finished" || moved != 1 {
+		t.Fatalf("reshard(3): %q, %d shards moved, %v", status, moved, err)
+	}
+	var id string
+	if err := cn.QueryRow(ctx, "SELECT shard_id('example.com')").Scan(&id); err != nil || len(id) != 3 {
+		t.Fatalf("shard_id after the resharding: %q %v", id, err)
+	}
+	var n int
+	if err := cn.QueryRow(ctx, "SELECT count(*) FROM domains_shards WHERE domain = 'example.com'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("example.com in %d shard records, %v", n, err)
 	}
 }
