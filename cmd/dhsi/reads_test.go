@@ -59,7 +59,7 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	n := 2000
+	n := 1500
 	if testing.Short() {
 		n = 800
 	}
