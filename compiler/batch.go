@@ -95,7 +95,7 @@ func (c *Compiler) WriteBatch(ctx context.Context, t Table) (BatchReport, error)
 // the check compaction applies to the batch object (CheckBatch).
 func (c *Compiler) writeShardBatch(ctx context.Context, id string, t Table) (BatchReport, error) {
 	var rep BatchReport
-	ok, problems := c.rule.check(t, nil, inShard(id, c.cfg.Layout.Of))
+	ok, problems := c.rule.check(t, nil, inShard(id))
 	for _, p := range problems {
 		if len(rep.Errors) < 100 {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %s", domainOfProblem(t, p), p.Reason))

@@ -245,7 +245,7 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 	var clocks []store.Attrs
 	err = c.st.List(ctx, ShardPrefix, func(a store.Attrs) error {
 		// locks of every width: a killed mover leaves one of a foreign shard
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(a.Key, ShardPrefix), lockSuffix); ok && shard.ValidID(id) {
+		if id, ok := ShardOfLockKey(a.Key); ok && shard.ValidID(id) {
 			if _, pend := pending[id]; !pend {
 				ids = append(ids, id)
 			}
@@ -315,21 +315,11 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	defer c.release(lk)
 
 	// Read the shard under the lock; its ETag is the condition of the write (I2).
-	var cur Table
-	shardCond := store.Cond{IfNoneMatch: true}
-	body, attrs, err := store.ReadAll(ctx, c.st, ShardKey(id))
-	switch {
-	case err == nil:
-		cur, err = ParseTable(body)
-		if err != nil {
-			return res, fmt.Errorf("shard %s is corrupt: %w", ShardKey(id), err)
-		}
-		shardCond = store.Cond{IfMatch: attrs.ETag}
-		res.RecordsBefore = len(cur.Rows)
-	case errors.Is(err, store.ErrNotFound):
-	default:
-		return res, fmt.Errorf("read shard: %w", err)
+	cur, body, shardCond, err := c.readShard(ctx, id)
+	if err != nil {
+		return res, err
 	}
+	res.RecordsBefore = len(cur.Rows)
 
 	// Read each inbox object once, Parallel at a time; remember the ETag of
 	// the version read (I3). Results keep the listing's order.
@@ -338,35 +328,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		etag  store.ETag
 		batch bool // a batch object: written once, deleted directly (I3)
 	}
-	type fetched struct {
-		t     Table // the records the rule accepts
-		etag  store.ETag
-		batch bool      // a batch object (BatchKey)
-		skip  bool      // deleted meanwhile
-		tomb  bool      // a tombstone left by a compaction that stopped (I3)
-		bad   []Problem // what the rule refuses (I4)
-		err   error     // I/O
-	}
-	got := make([]fetched, len(inbox))
-	parallel.ForEach(len(inbox), c.cfg.Parallel, func(i int) {
-		a := inbox[i]
-		b, ia, err := store.ReadAll(ctx, c.st, a.Key)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			got[i].skip = true // merged and deleted by another compiler meanwhile
-			return
-		case err != nil:
-			got[i].err = fmt.Errorf("read %s: %w", a.Key, err)
-			return
-		}
-		if len(b) == 0 {
-			got[i] = fetched{etag: ia.ETag, tomb: true}
-			return
-		}
-		t, bad, _ := c.rule.CheckPending(a.Key, b)
-		_, batch := ShardOfBatchKey(a.Key)
-		got[i] = fetched{t: t, etag: ia.ETag, batch: batch, bad: bad}
-	})
+	got := c.readPending(ctx, inbox)
 	var used, tombs []merged
 	partial := 0
 	tables := []Table{cur}
@@ -482,6 +444,58 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		}
 	}
 	return res, nil
+}
+
+// readShard reads shard id, which the caller has locked, and returns its
+// records, its bytes, and the condition a write of it must carry (I2):
+// IfMatch the ETag read, or IfNoneMatch for a shard that does not exist.
+func (c *Compiler) readShard(ctx context.Context, id string) (cur Table, body []byte, cond store.Cond, err error) {
+	body, attrs, err := store.ReadAll(ctx, c.st, ShardKey(id))
+	switch {
+	case err == nil:
+		if cur, err = ParseTable(body); err != nil {
+			return Table{}, nil, store.Cond{}, fmt.Errorf("shard %s is corrupt: %w", ShardKey(id), err)
+		}
+		return cur, body, store.Cond{IfMatch: attrs.ETag}, nil
+	case errors.Is(err, store.ErrNotFound):
+		return Table{}, nil, store.Cond{IfNoneMatch: true}, nil
+	}
+	return Table{}, nil, store.Cond{}, fmt.Errorf("read shard: %w", err)
+}
+
+// pendingRead is one pending object as read by readPending.
+type pendingRead struct {
+	t     Table // the records the rule accepts
+	etag  store.ETag
+	batch bool      // a batch object (BatchKey)
+	skip  bool      // deleted meanwhile
+	tomb  bool      // a tombstone left by a compaction that stopped (I3)
+	bad   []Problem // what the rule refuses (I4)
+	err   error     // I/O
+}
+
+// readPending reads pending objects, Parallel at a time, each once, with
+// the ETag of the version read (I3), and applies the record rule to each.
+// Results keep objs' order.
+func (c *Compiler) readPending(ctx context.Context, objs []store.Attrs) []pendingRead {
+	got := make([]pendingRead, len(objs))
+	parallel.ForEach(len(objs), c.cfg.Parallel, func(i int) {
+		key := objs[i].Key
+		b, a, err := store.ReadAll(ctx, c.st, key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			got[i].skip = true // merged and deleted by another compiler meanwhile
+		case err != nil:
+			got[i].err = fmt.Errorf("read %s: %w", key, err)
+		case len(b) == 0:
+			got[i] = pendingRead{etag: a.ETag, tomb: true}
+		default:
+			t, bad, _ := c.rule.CheckPending(key, b)
+			_, batch := ShardOfBatchKey(key)
+			got[i] = pendingRead{t: t, etag: a.ETag, batch: batch, bad: bad}
+		}
+	})
+	return got
 }
 
 // stillHeld reports whether lk is still this worker's lock: not taken over

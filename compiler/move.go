@@ -45,6 +45,25 @@ const StatusMoved = "moved"
 // compiler's configuration was loaded from it (I7): reload and retry.
 var ErrLayoutChanged = errors.New("compiler: datapackage.json changed since this worker loaded it (a resharding or a schema change); reload and retry")
 
+// WithCurrentLayout runs work with a compiler newC makes from the store's
+// package as it is now; when work fails because the package changed
+// meanwhile (a resharding began or ended, I7), it runs again with a new
+// one, up to three times in all.
+func WithCurrentLayout(newC func() (*Compiler, error), work func(*Compiler) error) error {
+	for attempt := 0; ; attempt++ {
+		c, err := newC()
+		if err != nil {
+			return err
+		}
+		err = work(c)
+		if attempt < 2 && errors.Is(err, ErrLayoutChanged) {
+			c.log.Info("the shard layout changed; running again with the new one")
+			continue
+		}
+		return err
+	}
+}
+
 // checkPackage enforces I7.
 func (c *Compiler) checkPackage(ctx context.Context) error {
 	if c.cfg.PackageETag == "" {
@@ -81,17 +100,13 @@ func (c *Compiler) MoveShard(ctx context.Context, id string) (res Result, err er
 		return res, err
 	}
 	defer c.release(lk)
-	body, attrs, err := store.ReadAll(ctx, c.st, ShardKey(id))
-	if errors.Is(err, store.ErrNotFound) {
+	t, _, read, err := c.readShard(ctx, id)
+	if err != nil {
+		return res, err
+	}
+	if read.IfNoneMatch { // gone: moved by an earlier run
 		res.Status = StatusNothingToDo
 		return res, nil
-	}
-	if err != nil {
-		return res, fmt.Errorf("read shard: %w", err)
-	}
-	t, err := ParseTable(body)
-	if err != nil {
-		return res, fmt.Errorf("shard %s is corrupt: %w", ShardKey(id), err)
 	}
 	res.RecordsBefore = len(t.Rows)
 	parts := c.split(t)
@@ -106,7 +121,7 @@ func (c *Compiler) MoveShard(ctx context.Context, id string) (res Result, err er
 	if err := c.checkPackage(ctx); err != nil {
 		return res, err
 	}
-	if err := c.st.Delete(ctx, ShardKey(id), store.Cond{IfMatch: attrs.ETag}); err != nil {
+	if err := c.st.Delete(ctx, ShardKey(id), read); err != nil { // IfMatch: the version moved
 		if errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrNotFound) {
 			res.Status = StatusConflict // written meanwhile: the next move merges it again
 			return res, nil
@@ -126,26 +141,7 @@ func (c *Compiler) moveObjects(ctx context.Context, id string, objs []store.Attr
 	start := time.Now()
 	res.Shard = id
 	defer func() { res.Duration = time.Since(start) }()
-	type fetched struct {
-		t    Table
-		etag store.ETag
-		skip bool
-		bad  []Problem
-		err  error
-	}
-	got := make([]fetched, len(objs))
-	parallel.ForEach(len(objs), c.cfg.Parallel, func(i int) {
-		b, a, err := store.ReadAll(ctx, c.st, objs[i].Key)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			got[i].skip = true // moved by another worker meanwhile
-		case err != nil:
-			got[i].err = fmt.Errorf("read %s: %w", objs[i].Key, err)
-		default:
-			t, bad, _ := c.rule.CheckPending(objs[i].Key, b)
-			got[i] = fetched{t: t, etag: a.ETag, bad: bad}
-		}
-	})
+	got := c.readPending(ctx, objs)
 	parts := map[string][]Table{}
 	var done []int
 	for i, f := range got {
@@ -153,7 +149,12 @@ func (c *Compiler) moveObjects(ctx context.Context, id string, objs []store.Attr
 		case f.err != nil:
 			return res, f.err
 		case f.skip:
-			continue
+			continue // moved by another worker meanwhile
+		case f.tomb:
+			// no writer empties a batch object: an empty one is refused by
+			// the rule like any file without a header, and kept (I4)
+			f.bad = c.rule.checkEmpty(objs[i].Key)
+			fallthrough
 		case len(f.bad) > 0:
 			res.Errors = append(res.Errors, InboxError{Key: objs[i].Key, Reason: JoinProblems(f.bad)})
 			res.InboxPartial++
@@ -258,18 +259,9 @@ func (c *Compiler) mergeInto(ctx context.Context, id string, t Table) error {
 }
 
 func (c *Compiler) mergeLocked(ctx context.Context, id string, t Table) (conflict bool, err error) {
-	cur := Table{}
-	cond := store.Cond{IfNoneMatch: true}
-	body, attrs, err := store.ReadAll(ctx, c.st, ShardKey(id))
-	switch {
-	case err == nil:
-		if cur, err = ParseTable(body); err != nil {
-			return false, fmt.Errorf("shard %s is corrupt: %w", ShardKey(id), err)
-		}
-		cond = store.Cond{IfMatch: attrs.ETag}
-	case errors.Is(err, store.ErrNotFound):
-	default:
-		return false, fmt.Errorf("read shard: %w", err)
+	cur, body, cond, err := c.readShard(ctx, id)
+	if err != nil {
+		return false, err
 	}
 	out, err := Merge(OutputHeader(c.cfg.SchemaFields, cur, t), len(c.cfg.SchemaFields), cur, t)
 	if err != nil {

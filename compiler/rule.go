@@ -147,6 +147,12 @@ func (r Rule) CheckPending(key string, b []byte) (t Table, problems []Problem, o
 	return Table{}, nil, false
 }
 
+// checkEmpty is what the rule says of an empty pending object.
+func (r Rule) checkEmpty(key string) []Problem {
+	_, problems, _ := r.CheckPending(key, nil)
+	return problems
+}
+
 // CheckBatch applies the rule to the body of a batch object of shard id
 // (K3 with the batch's own K1: every record's domain is a domain key of
 // shard id in the layout of id's width). The width is the batch's own, not
@@ -161,7 +167,7 @@ func (r Rule) CheckBatch(b []byte, id string) (Table, []Problem) {
 	if err != nil {
 		return Table{}, []Problem{{Reason: err.Error()}}
 	}
-	return r.check(t, shape, inShard(id, shard.LayoutOfID(id).Of))
+	return r.check(t, shape, inShard(id))
 }
 
 // sameDomain accepts the domain of an inbox object's key.
@@ -174,8 +180,10 @@ func sameDomain(keyDomain string) func(string) string {
 	}
 }
 
-// inShard accepts domain keys of shard id.
-func inShard(id string, shardOf func(string) string) func(string) string {
+// inShard accepts domain keys of shard id, at the width of id (a
+// ValidID).
+func inShard(id string) func(string) string {
+	shardOf := shard.LayoutOfID(id).Of
 	return func(d string) string {
 		if err := CheckKey(d); err != nil {
 			return err.Error()
