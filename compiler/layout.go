@@ -72,6 +72,14 @@ func ShardOfKey(key string) (string, bool) {
 // LockKey is the lock object of shard id.
 func LockKey(id string) string { return ShardPrefix + id + lockSuffix }
 
+// ShardOfLockKey returns the shard id a lock object's key names (the
+// inverse of LockKey), or false for any other key. The id is not checked
+// against a layout.
+func ShardOfLockKey(key string) (string, bool) {
+	id, ok := strings.CutSuffix(strings.TrimPrefix(key, ShardPrefix), lockSuffix)
+	return id, ok && strings.HasPrefix(key, ShardPrefix) && id != "" && !strings.Contains(id, "/")
+}
+
 // DomainOfInboxKey returns the domain an inbox key names, or false when the
 // key is not an inbox object (shards, locks, the schema).
 func DomainOfInboxKey(key string) (string, bool) {

@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -252,7 +251,7 @@ func scan(ctx context.Context, st store.Store, width int, bad map[string]store.E
 			shardIDs[id] = true
 			f.shards = append(f.shards, id)
 		}
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(a.Key, compiler.ShardPrefix), ".lock"); ok && shard.ValidID(id) && len(id) != width {
+		if id, ok := compiler.ShardOfLockKey(a.Key); ok && shard.ValidID(id) && len(id) != width {
 			lockIDs = append(lockIDs, id)
 		}
 		return nil
