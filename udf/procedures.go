@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -83,20 +82,9 @@ type ReshardResult struct {
 }
 
 // withCompiler runs work with a compiler made for the store's package as
-// it is now; work that fails because the package changed meanwhile (a
-// resharding began or ended, compiler I7) runs once more with a new one.
+// it is now (compiler.WithCurrentLayout).
 func (p Procedures) withCompiler(ctx context.Context, work func(*compiler.Compiler) error) error {
-	for attempt := 0; ; attempt++ {
-		c, err := p.Compiler(ctx)
-		if err != nil {
-			return err
-		}
-		err = work(c)
-		if attempt < 2 && errors.Is(err, compiler.ErrLayoutChanged) {
-			continue
-		}
-		return err
-	}
+	return compiler.WithCurrentLayout(func() (*compiler.Compiler, error) { return p.Compiler(ctx) }, work)
 }
 
 // IngestResult is the row of CALL ingest.

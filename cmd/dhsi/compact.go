@@ -70,9 +70,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		fmt.Fprintf(stderr, "compact: metrics at http://%s/metrics\n", addr)
 	}
-	observe := func(r compiler.Result) {
-		observed.Observe(r.Status, r.InboxMerged, r.InboxKept, r.RecordsAfter, r.BytesWritten, r.Duration)
-	}
+	observe := observeCompactions(observed)
 	// the store's datapackage.json decides the fields and the shard
 	// layout; its ETag lets the compiler notice a resharding that begins
 	// while it works (compiler I7), and the work is redone with the new one
@@ -85,18 +83,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return compiler.New(st, cfg, log)
 	}
 	once := func(work func(c *compiler.Compiler) error) error {
-		for attempt := 0; ; attempt++ {
-			c, err := newC(*workerID)
-			if err != nil {
-				return err
-			}
-			if err := work(c); attempt < 2 && errors.Is(err, compiler.ErrLayoutChanged) {
-				log.Info("the shard layout changed; compacting again with the new one")
-				continue
-			} else {
-				return err
-			}
-		}
+		return compiler.WithCurrentLayout(func() (*compiler.Compiler, error) { return newC(*workerID) }, work)
 	}
 	switch {
 	case *shardID != "":
@@ -121,6 +108,13 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return compactLoop(ctx, st, newC, *workerID, *workers, *idleExit, log, stdout, observe)
 	}
 	return nil
+}
+
+// observeCompactions records each compaction's result in c (nil: none).
+func observeCompactions(c *metrics.Compactions) func(compiler.Result) {
+	return func(r compiler.Result) {
+		c.Observe(r.Status, r.InboxMerged, r.InboxKept, r.RecordsAfter, r.BytesWritten, r.Duration)
+	}
 }
 
 // compactLoop is the stochastic worker of design 002: each round it lists

@@ -199,10 +199,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				urls = u
 				procs := domainProcedures(st, d, log)
 				if reg != nil {
-					c := reg.Compactions()
-					procs.Observe = func(r compiler.Result) {
-						c.Observe(r.Status, r.InboxMerged, r.InboxKept, r.RecordsAfter, r.BytesWritten, r.Duration)
-					}
+					procs.Observe = observeCompactions(reg.Compactions())
 				}
 				procs.Grants = grants
 				procs.CheckIngestFiles = checkIngest
