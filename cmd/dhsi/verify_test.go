@@ -33,14 +33,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 			t.Fatalf("ingest exit %d", code)
 		}
 	}
-	for _, d := range []string{"example.com", "example.org", "example.net"} {
-		if code := run(ctx, []string{"put", "--store", sound, "domain=" + d, "company_name=X"}, io.Discard, io.Discard); code != 0 {
-			t.Fatalf("put exit %d", code)
-		}
-	}
-	if code := run(ctx, []string{"compact", "--store", sound, "--all"}, io.Discard, io.Discard); code != 0 {
-		t.Fatalf("compact exit %d", code)
-	}
+	putAndCompact(t, sound, "example.com", "example.org", "example.net")
 	verifyStore := func(t *testing.T, dir string, args ...string) (int, string) {
 		t.Helper()
 		var out strings.Builder
@@ -169,14 +162,7 @@ func TestVerifyWritesNothing(t *testing.T) {
 func TestVerifyDuringAResharding(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	for _, d := range []string{"example.com", "example.org"} {
-		if code := run(ctx, []string{"put", "--store", dir, "domain=" + d, "company_name=X"}, io.Discard, io.Discard); code != 0 {
-			t.Fatalf("put exit %d", code)
-		}
-	}
-	if code := run(ctx, []string{"compact", "--store", dir, "--all"}, io.Discard, io.Discard); code != 0 {
-		t.Fatalf("compact exit %d", code)
-	}
+	putAndCompact(t, dir, "example.com", "example.org")
 	st, err := localfs.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -247,12 +233,7 @@ func TestVerifyDuringAResharding(t *testing.T) {
 func TestReshardOverSQL(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	if code := run(ctx, []string{"put", "--store", dir, "domain=example.com", "company_name=X"}, io.Discard, io.Discard); code != 0 {
-		t.Fatalf("put exit %d", code)
-	}
-	if code := run(ctx, []string{"compact", "--store", dir, "--all"}, io.Discard, io.Discard); code != 0 {
-		t.Fatalf("compact exit %d", code)
-	}
+	putAndCompact(t, dir, "example.com")
 	st, err := localfs.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -284,5 +265,20 @@ func TestReshardOverSQL(t *testing.T) {
 	var n int
 	if err := cn.QueryRow(ctx, "SELECT count(*) FROM domains_shards WHERE domain = 'example.com'").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("example.com in %d shard records, %v", n, err)
+	}
+}
+
+// putAndCompact lands a record (company_name X) for each domain in the
+// store at dir with dhsi put, then runs dhsi compact --all.
+func putAndCompact(t *testing.T, dir string, domains ...string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, d := range domains {
+		if code := run(ctx, []string{"put", "--store", dir, "domain=" + d, "company_name=X"}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("put %s: exit %d", d, code)
+		}
+	}
+	if code := run(ctx, []string{"compact", "--store", dir, "--all"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("compact exit %d", code)
 	}
 }
