@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"github.com/dhsi/dhsi/internal/lru"
 	"io"
 
 	"github.com/dhsi/dhsi/store"
@@ -15,7 +16,7 @@ const blockSize = 256 << 10
 // blockCache is a bounded LRU of object blocks, keyed by object, ETag and
 // block number (objects are immutable: M1). Its size limit holds whatever is
 // read through it.
-type blockCache = lru[blockKey, []byte]
+type blockCache = lru.Cache[blockKey, []byte]
 
 type blockKey struct {
 	key   string
@@ -27,7 +28,7 @@ func newBlockCache(limit int64) *blockCache {
 	if limit <= 0 {
 		limit = 256 << 20
 	}
-	return newLRU(limit, func(_ blockKey, data []byte) int64 { return int64(len(data)) }, nil)
+	return lru.New(limit, func(_ blockKey, data []byte) int64 { return int64(len(data)) }, nil)
 }
 
 // rangeReader reads an object through the block cache with ranged GETs.
@@ -63,7 +64,7 @@ func (r *rangeReader) ReadAt(p []byte, off int64) (int, error) {
 
 func (r *rangeReader) block(b int64) ([]byte, error) {
 	k := blockKey{r.key, r.etag, b}
-	if data, ok := r.cache.get(k); ok {
+	if data, ok := r.cache.Get(k); ok {
 		return data, nil
 	}
 	start := b * blockSize
@@ -83,7 +84,7 @@ func (r *rangeReader) block(b int64) ([]byte, error) {
 	if int64(len(data)) != n {
 		return nil, fmt.Errorf("range %d+%d of %s returned %d bytes", start, n, r.key, len(data))
 	}
-	r.cache.put(k, data)
+	r.cache.Put(k, data)
 	return data, nil
 }
 

@@ -1,12 +1,14 @@
 package catalog
 
+import "github.com/dhsi/dhsi/internal/lru"
+
 // rowCache keeps decoded runs of URL rows — one domain's rows in one row
 // group of one lake file — so a hot domain's pages are served without
 // decompressing and decoding the row group again. Lake files are immutable
 // (M1), so an entry never goes stale; it is keyed by the file's key, the
 // row group and the domain. Its limit is in (estimated) bytes; a run larger
 // than the whole limit is not kept.
-type rowCache = lru[runKey, []URLRow]
+type rowCache = lru.Cache[runKey, []URLRow]
 
 type runKey struct {
 	file   string
@@ -18,7 +20,7 @@ type runKey struct {
 // (only its rows of the page), which is cheaper than decoding it whole.
 const maxCachedRun = 16384
 
-func newRowCache(limit int64) *rowCache { return newLRU(limit, runCost, nil) }
+func newRowCache(limit int64) *rowCache { return lru.New(limit, runCost, nil) }
 
 // runCost estimates the bytes a cached run holds. The rows are shared with
 // readers and never modified.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dhsi/dhsi/internal/lru"
 	"io"
 	"log/slog"
 	"sort"
@@ -299,10 +300,10 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 // a page at a time.
 func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
 	runRows := int64(sp.Rows)
-	cacheable := x.rows != nil && x.rows.limit > 0 && runRows <= maxCachedRun
+	cacheable := x.rows.Limit() > 0 && runRows <= maxCachedRun
 	if cacheable {
 		k := runKey{key, int(sp.RowGroup), domain}
-		run, ok := x.rows.get(k)
+		run, ok := x.rows.Get(k)
 		if !ok {
 			var n int64
 			var err error
@@ -313,7 +314,7 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Spa
 				return nil, 0, fmt.Errorf("decoded %d of the domain's %d rows", len(run), n)
 			}
 			if n == runRows {
-				x.rows.put(k, run) // only a run that agrees with the postings
+				x.rows.Put(k, run) // only a run that agrees with the postings
 			}
 		}
 		n := int64(len(run))
@@ -357,7 +358,9 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postin
 
 // readerCache is a bounded LRU of open Parquet readers (its limit counts
 // readers). Lake files are immutable (M1), so a reader never goes stale.
-type readerCache struct{ c *lru[string, *cachedReader] }
+type readerCache struct {
+	c *lru.Cache[string, *cachedReader]
+}
 
 type cachedReader struct {
 	// mu is read-held by every query using r, write-held to close it after
@@ -422,7 +425,7 @@ func runSearchStart(pages []pageStart, domain string) int64 {
 
 func newReaderCache(limit int) *readerCache {
 	one := func(string, *cachedReader) int64 { return 1 }
-	return &readerCache{newLRU(int64(limit), one, func(old *cachedReader) {
+	return &readerCache{lru.New(int64(limit), one, func(old *cachedReader) {
 		go func() { // close once no query holds it
 			old.mu.Lock()
 			old.r.Close()
@@ -432,14 +435,14 @@ func newReaderCache(limit int) *readerCache {
 }
 
 func (rc *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*cachedReader, error) {
-	if cr, ok := rc.c.get(key); ok {
+	if cr, ok := rc.c.Get(key); ok {
 		return cr, nil
 	}
 	r, err := open()
 	if err != nil {
 		return nil, err
 	}
-	cr, loaded := rc.c.put(key, &cachedReader{r: r})
+	cr, loaded := rc.c.Put(key, &cachedReader{r: r})
 	if loaded { // opened concurrently: keep the first
 		r.Close()
 	}
@@ -737,11 +740,14 @@ func (s *Snapshot) DatasetFilePaths(keep func(datasetID uint32) bool) []string {
 // CacheStats reports the URL index's caches: remote blocks (bytes), open
 // lake readers (entries) and decoded rows (bytes).
 func (x *URLIndex) CacheStats() []CacheStats {
-	out := []CacheStats{x.cache.stats("block"), x.rows.stats("row")}
+	out := []CacheStats{x.cache.Stats("block"), x.rows.Stats("row")}
 	if x.readers != nil {
-		out = append(out, x.readers.c.stats("reader"))
+		out = append(out, x.readers.c.Stats("reader"))
 	} else {
 		out = append(out, CacheStats{Name: "reader"})
 	}
 	return out
 }
+
+// CacheStats is what one cache did since the process started.
+type CacheStats = lru.Stats

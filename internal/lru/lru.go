@@ -1,18 +1,20 @@
-package catalog
+// Package lru is the bounded least-recently-used map behind every cache of
+// the server: the URL index's (remote blocks, open readers, decoded rows)
+// and the domain records' (parsed shards).
+package lru
 
 import (
 	"container/list"
 	"sync"
 )
 
-// lru is a bounded least-recently-used map: the shape of every cache of the
-// URL index (remote blocks, open readers, decoded rows). Each entry has a
-// cost (bytes, or 1 to count entries).
+// Cache is a bounded least-recently-used map. Each entry has a cost (bytes,
+// or 1 to count entries).
 //
 // INVARIANT: used <= limit after every put, used being the sum of the held
 // entries' costs. An entry costing more than the whole limit is not kept
 // and evicts nothing; a limit <= 0 keeps nothing.
-type lru[K comparable, V any] struct {
+type Cache[K comparable, V any] struct {
 	mu      sync.Mutex
 	limit   int64
 	used    int64
@@ -20,25 +22,26 @@ type lru[K comparable, V any] struct {
 	items   map[K]*list.Element
 	costOf  func(K, V) int64
 	evicted func(V) // called under the lock for each value evicted; may be nil
-	// counters for metrics (CacheStats), under mu
+	// counters for metrics (Stats), under mu
 	hits, misses, evictions int64
 }
 
-// CacheStats is what one cache did since the process started.
-type CacheStats struct {
+// Stats is what one cache did since the process started.
+type Stats struct {
 	Name                    string // block, row, reader
 	Hits, Misses, Evictions int64
 	Used, Limit             int64 // cost held and its bound (bytes; entries for readers)
 	Entries                 int
 }
 
-func (c *lru[K, V]) stats(name string) CacheStats {
+// Stats reports the cache under name; a nil cache reports nothing done.
+func (c *Cache[K, V]) Stats(name string) Stats {
 	if c == nil {
-		return CacheStats{Name: name}
+		return Stats{Name: name}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return CacheStats{Name: name, Hits: c.hits, Misses: c.misses, Evictions: c.evictions, Used: c.used, Limit: c.limit, Entries: len(c.items)}
+	return Stats{Name: name, Hits: c.hits, Misses: c.misses, Evictions: c.evictions, Used: c.used, Limit: c.limit, Entries: len(c.items)}
 }
 
 type lruEntry[K comparable, V any] struct {
@@ -47,11 +50,14 @@ type lruEntry[K comparable, V any] struct {
 	cost int64
 }
 
-func newLRU[K comparable, V any](limit int64, costOf func(K, V) int64, evicted func(V)) *lru[K, V] {
-	return &lru[K, V]{limit: limit, lru: list.New(), items: map[K]*list.Element{}, costOf: costOf, evicted: evicted}
+// New returns a cache bounded by limit; costOf prices an entry, evicted (may
+// be nil) is called under the cache's lock for each value evicted.
+func New[K comparable, V any](limit int64, costOf func(K, V) int64, evicted func(V)) *Cache[K, V] {
+	return &Cache[K, V]{limit: limit, lru: list.New(), items: map[K]*list.Element{}, costOf: costOf, evicted: evicted}
 }
 
-func (c *lru[K, V]) get(k K) (V, bool) {
+// Get returns the value under k and marks it used.
+func (c *Cache[K, V]) Get(k K) (V, bool) {
 	var zero V
 	if c == nil {
 		return zero, false
@@ -68,10 +74,10 @@ func (c *lru[K, V]) get(k K) (V, bool) {
 	return e.Value.(*lruEntry[K, V]).v, true
 }
 
-// put keeps v under k unless k is held already, and returns what k holds
+// Put keeps v under k unless k is held already, and returns what k holds
 // afterwards: v (loaded false), or the value that got there first (loaded
 // true), which callers racing to fill the same key then share.
-func (c *lru[K, V]) put(k K, v V) (held V, loaded bool) {
+func (c *Cache[K, V]) Put(k K, v V) (held V, loaded bool) {
 	if c == nil || c.limit <= 0 {
 		return v, false
 	}
@@ -98,4 +104,26 @@ func (c *lru[K, V]) put(k K, v V) (held V, loaded bool) {
 		}
 	}
 	return v, false
+}
+
+// Remove drops k's entry, if held (not counted as an eviction).
+func (c *Cache[K, V]) Remove(k K) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		c.lru.Remove(e)
+		delete(c.items, k)
+		c.used -= e.Value.(*lruEntry[K, V]).cost
+	}
+}
+
+// Limit is the cache's bound; a nil cache's is 0.
+func (c *Cache[K, V]) Limit() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.limit
 }
