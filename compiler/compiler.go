@@ -139,7 +139,7 @@ func (c *Compiler) ShardOf(domain string) string { return c.cfg.Layout.Of(domain
 // Objects whose key is not a valid domain are reported under shard "".
 func (c *Compiler) Pending(ctx context.Context) (map[string][]store.Attrs, error) {
 	out := map[string][]store.Attrs{}
-	err := c.st.List(ctx, InboxPrefix, func(a store.Attrs) error {
+	err := ListPending(ctx, c.st, "", func(a store.Attrs) error {
 		if id, ok := c.shardOfPending(a.Key); ok {
 			out[id] = append(out[id], a)
 		}
@@ -168,6 +168,34 @@ func (c *Compiler) shardOfPending(key string) (string, bool) {
 	return c.cfg.Layout.Of(d), true
 }
 
+// errAtShards stops ListPending's first listing where the shards begin.
+var errAtShards = errors.New("at the shards")
+
+// shardsSkipped is where ListPending's second listing starts: every key
+// under ShardPrefix ("…/shards/…") sorts before it ('/' < '0'), every other
+// key after "…/shards/" sorts after it.
+const shardsSkipped = InboxPrefix + "shards0"
+
+// ListPending calls fn, in key order, for every object under InboxPrefix
+// whose key is greater than startAfter, except the shards, locks and clock
+// objects under ShardPrefix: a store with StartAfter (S3) skips them with a
+// second listing instead of walking up to 2·16⁴ keys. fn also sees keys that
+// are no pending object (the schema): callers classify them.
+func ListPending(ctx context.Context, st store.Store, startAfter string, fn func(store.Attrs) error) error {
+	if startAfter < ShardPrefix {
+		err := store.ListFrom(ctx, st, InboxPrefix, startAfter, func(a store.Attrs) error {
+			if strings.HasPrefix(a.Key, ShardPrefix) {
+				return errAtShards
+			}
+			return fn(a)
+		})
+		if !errors.Is(err, errAtShards) {
+			return err // the end of the inbox came before the shards, or an error
+		}
+	}
+	return store.ListFrom(ctx, st, InboxPrefix, max(startAfter, shardsSkipped), fn)
+}
+
 // errPageFull stops a bounded listing.
 var errPageFull = errors.New("page full")
 
@@ -189,10 +217,10 @@ func (c *Compiler) PendingPage(ctx context.Context, from string, limit int) (map
 		}
 		return nil
 	}
-	err := store.ListFrom(ctx, c.st, InboxPrefix, from, take)
+	err := ListPending(ctx, c.st, from, take)
 	if err == nil {
 		// wrap round: the keys up to from
-		err = c.st.List(ctx, InboxPrefix, func(a store.Attrs) error {
+		err = ListPending(ctx, c.st, "", func(a store.Attrs) error {
 			if a.Key > from {
 				return errPageFull
 			}

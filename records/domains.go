@@ -10,39 +10,45 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
+	"sync/atomic"
+	"time"
 
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/internal/lru"
 	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/tableschema"
 )
 
-// Domains serves the domain-record index (issue 3) to SQL. It mirrors the
-// shards and the pending inbox into DuckDB tables of raw text, refreshed
-// from the store, and defines typed views over them:
+// Domains serves the domain-record index (issue 3) to SQL. A refresh
+// observes the store — the pending objects (inbox and batch objects),
+// fetched and parsed, and the list of shards with their ETags, not their
+// contents — and publishes what it saw as one immutable view. Statements
+// read shards when they need them, through a bounded cache (shardCache),
+// so start-up time and local disk do not grow with the number of domains
+// (issue 15 §3). The SQL surface (views.go):
 //
 //	domains          one row per domain: latest updated_at wins across shards
 //	                 and inbox, ties broken by compiler.TieBreakKey
+//	domain_record(d) domains WHERE domain = d, reading the one shard (or,
+//	                 during a resharding, two) d hashes to
 //	domains_shards   every shard record, typed
 //	domains_inbox    every pending inbox record, typed
 //	domain_errors    (file, record, field, reason) for what fails the schema
 //
 // Invariants:
-//   - The mirror holds, for every object key it lists, exactly the rows of
-//     the object version whose ETag it records (dhsi_cache.objects): a
-//     refresh replaces an object's rows and its ETag in one transaction.
+//   - A view is immutable and published whole (an atomic pointer): a
+//     statement reads the pending records and the shard list of one
+//     refresh, never a mix of two.
 //   - R1, reads never lose a record (issue 15 §2): a refresh observes the
 //     whole inbox (lists it, fetches what changed) before it lists the
-//     shards, and applies both in one transaction. By compiler I3 an inbox
-//     object is retired (tombstoned or deleted) only after the shard holding
-//     its record is durable, so an inbox record the refresh finds gone is in
-//     a shard version the later shard listing returns (or a newer one, which
-//     keeps the record or a newer one for its domain). Rows of an inbox
-//     object therefore leave the mirror only in the transaction that brings
-//     in the shard that holds them, and every domain stays visible, at a
-//     version never older than before. Listing indexes/domains/ in one pass
+//     shards. By compiler I3 an inbox object is retired (tombstoned or
+//     deleted) only after the shard holding its record is durable, so an
+//     inbox record the refresh finds gone is in a shard version the later
+//     shard listing returns, or a newer one (which keeps the record or a
+//     newer one for its domain), and a statement reads that version or a
+//     newer one (shardCache S2). Every domain stays visible, at a version
+//     never older than before (S1). Listing indexes/domains/ in one pass
 //     would break this: inbox keys that sort after "shards/" are listed
 //     after the shards.
 //   - R2, reads never lose a record during a resharding (issue 15 §3): a
@@ -57,27 +63,47 @@ import (
 //     alike: the rule does not depend on where keys sort. The package is
 //     read before the listings and checked after; a refresh during which
 //     it changed is thrown away and redone, so the widths it classified by
-//     held throughout.
+//     held throughout. A statement reads foreign shards before current
+//     ones for the same reason: one it finds gone since the view's listing
+//     sends it to current-width shards as they are after that (a new
+//     listing for a scan, a GET begun then for a lookup).
 //   - Ordering keys are computed in Go with the compiler's own functions
-//     (compiler.ParseTimestamp, compiler.TieBreakKey), so the view and the
+//     (compiler.ParseTimestamp, compiler.TieBreakKey), so the views and the
 //     compiler always pick the same record.
 //
-// The DuckDB file is a cache: deleting it loses nothing; the next refresh
-// rebuilds it from the store.
+// Nothing of the index is kept on local disk: a restart lists the store
+// again.
 type Domains struct {
-	st  store.Store
-	db  *sql.DB
-	log *slog.Logger
+	st     store.Store
+	db     *sql.DB
+	log    *slog.Logger
+	limit  int64       // the shard cache's bound in bytes
+	shards *shardCache // replaced when the schema changes
+
+	view atomic.Pointer[view] // what statements read: the last refresh's
 
 	mu      sync.Mutex // serialises Refresh; guards the fields below
 	pkg     *tableschema.Package
 	pkgETag store.ETag    // the version of datapackage.json pkg is (R2)
 	layouts Layouts       // the recorded shard layouts
 	rule    compiler.Rule // the record rule: what the views serve from the inbox
-	fields  []string      // schema field names, in order (mirror columns)
-	sig     string        // the mirror's columns, to notice a schema change
-	known   map[string]store.ETag
+	sch     *tableschema.Schema
+	fields  []string                  // schema field names, in order
+	sig     string                    // the views' columns, to notice a schema change
+	pending map[string]*pendingObject // the inbox as last observed, by key
 }
+
+// Options configure Open.
+type Options struct {
+	Log *slog.Logger
+	// CacheBytes bounds the memory of parsed shards (default
+	// DefaultCacheBytes; negative: keep none, every statement reads its
+	// shards from the store).
+	CacheBytes int64
+}
+
+// DefaultCacheBytes is the shard cache's default bound.
+const DefaultCacheBytes = 256 << 20
 
 // SchemaFields returns the current schema's field names.
 func (d *Domains) SchemaFields() []string {
@@ -101,24 +127,38 @@ func (d *Domains) PackageVersion() (*tableschema.Package, store.ETag) {
 	return d.pkg, d.pkgETag
 }
 
-// Layouts returns the shard layouts the mirror last read.
+// Layouts returns the shard layouts the last refresh read.
 func (d *Domains) Layouts() Layouts {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.layouts
 }
 
-// OpenDomains loads the schema, creates the mirror and the views, and runs a
-// first refresh.
+// CacheStats reports the shard cache as "record" (for metrics).
+func (d *Domains) CacheStats() lru.Stats { return d.view.Load().cache.stats() }
+
+// OpenDomains is Open with default options and log.
 func OpenDomains(ctx context.Context, st store.Store, db *sql.DB, log *slog.Logger) (*Domains, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	return Open(ctx, st, db, Options{Log: log})
+}
+
+// Open loads the schema, registers the table functions and creates the
+// views, and runs a first refresh.
+func Open(ctx context.Context, st store.Store, db *sql.DB, o Options) (*Domains, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = DefaultCacheBytes
 	}
 	pkg, etag, err := LoadPackageVersion(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	d := &Domains{st: st, db: db, log: log, known: map[string]store.ETag{}}
+	d := &Domains{st: st, db: db, log: o.Log, limit: o.CacheBytes, pending: map[string]*pendingObject{}}
+	if err := d.registerFunctions(ctx); err != nil {
+		return nil, err
+	}
 	d.mu.Lock()
 	err = d.install(ctx, pkg, etag)
 	d.mu.Unlock()
@@ -131,101 +171,12 @@ func OpenDomains(ctx context.Context, st store.Store, db *sql.DB, log *slog.Logg
 	return d, nil
 }
 
-const mirrorSchema = "dhsi_cache"
-
-// install (re)creates the mirror tables for pkg's schema and the views.
-// The caller holds d.mu.
+// install takes pkg's schema and layouts, and (re)creates the views when
+// the schema's columns changed. The caller holds d.mu.
 func (d *Domains) install(ctx context.Context, pkg *tableschema.Package, etag store.ETag) error {
 	sch, err := SchemaOf(pkg)
 	if err != nil {
 		return err
-	}
-	var fields, cols, typed []string
-	for _, f := range sch.Fields {
-		fields = append(fields, f.Name)
-		cols = append(cols, quoteIdent(f.Name)+" VARCHAR")
-		cast, err := tableschema.DuckDBCast(f, "r."+quoteIdent(f.Name))
-		if f.Name == compiler.DomainField {
-			// the key passes through untouched, so WHERE domain = $1 reaches
-			// the window's partition key and the ART index
-			cast, err = "r."+quoteIdent(f.Name), nil
-		}
-		if err != nil {
-			// a format DuckDB cannot express: keep the raw text, and say so
-			d.log.Warn("schema field kept as text in SQL", "field", f.Name, "err", err)
-			cast = "r." + quoteIdent(f.Name)
-		}
-		typed = append(typed, cast+" AS "+quoteIdent(f.Name))
-	}
-	sig := strings.Join(cols, ", ")
-	stmts := []string{
-		"CREATE SCHEMA IF NOT EXISTS " + mirrorSchema,
-		"CREATE TABLE IF NOT EXISTS " + mirrorSchema + ".meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
-	}
-	for _, s := range stmts {
-		if _, err := d.db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("create mirror: %w", err)
-		}
-	}
-	var oldSig string
-	_ = d.db.QueryRowContext(ctx, "SELECT value FROM "+mirrorSchema+".meta WHERE key = 'columns'").Scan(&oldSig)
-	if oldSig != sig {
-		// the schema changed (or first start): rebuild the mirror from the store
-		for _, s := range []string{
-			"DROP TABLE IF EXISTS " + mirrorSchema + ".rows",
-			"DROP TABLE IF EXISTS " + mirrorSchema + ".objects",
-			"DROP TABLE IF EXISTS " + mirrorSchema + ".errors",
-			"CREATE TABLE " + mirrorSchema + ".rows (_source VARCHAR, _key VARCHAR, _record INTEGER, _updated_at TIMESTAMPTZ, _tiebreak VARCHAR, " + sig + ")",
-			// point lookups (WHERE domain = $1) use the ART index: the mirror is
-			// appended shard by shard, so zone maps cannot prune by domain
-			"CREATE INDEX rows_domain ON " + mirrorSchema + ".rows (domain)",
-			"CREATE TABLE " + mirrorSchema + ".objects (key VARCHAR PRIMARY KEY, etag VARCHAR)",
-			"CREATE TABLE " + mirrorSchema + ".errors (file VARCHAR, record INTEGER, field VARCHAR, reason VARCHAR)",
-			"INSERT OR REPLACE INTO " + mirrorSchema + ".meta VALUES ('columns', " + quoteLiteral(sig) + ")",
-		} {
-			if _, err := d.db.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("create mirror: %w", err)
-			}
-		}
-	}
-	known := map[string]store.ETag{}
-	rows, err := d.db.QueryContext(ctx, "SELECT key, etag FROM "+mirrorSchema+".objects")
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var k, e string
-		if err := rows.Scan(&k, &e); err != nil {
-			rows.Close()
-			return err
-		}
-		known[k] = store.ETag(e)
-	}
-	rows.Close()
-
-	sel := strings.Join(typed, ", ")
-	views := []struct{ name, sql, comment string }{
-		{"domains_shards", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r WHERE r._source = 'shard'",
-			"dhsi: every record of the compacted shards, typed by datapackage.json"},
-		{"domains_inbox", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r WHERE r._source = 'inbox'",
-			"dhsi: every record waiting in the inbox, typed by datapackage.json"},
-		// no filter on _source here: every mirror row is a shard or an inbox
-		// record, and a second filter would keep DuckDB from an index scan
-		{"domains", "SELECT " + sel + " FROM " + mirrorSchema + ".rows r " +
-			"QUALIFY row_number() OVER (PARTITION BY r.domain ORDER BY r._updated_at DESC NULLS LAST, r._tiebreak DESC) = 1",
-			"dhsi: one row per domain; the latest updated_at wins across shards and inbox"},
-		{"domain_errors", "SELECT file, record, field, reason FROM " + mirrorSchema + ".errors",
-			"dhsi: records and files that fail the schema: file, record number, field, reason"},
-	}
-	for _, v := range views {
-		for _, s := range []string{
-			"CREATE OR REPLACE VIEW public." + v.name + " AS " + v.sql,
-			"COMMENT ON VIEW public." + v.name + " IS " + quoteLiteral(v.comment),
-		} {
-			if _, err := d.db.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("create view %s: %w", v.name, err)
-			}
-		}
 	}
 	rule, err := compiler.NewRule(sch)
 	if err != nil {
@@ -235,14 +186,30 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package, etag st
 	if err != nil {
 		return err
 	}
-	d.pkg, d.pkgETag, d.rule, d.layouts, d.fields, d.sig, d.known = pkg, etag, rule, layouts, fields, sig, known
+	fields := sch.FieldNames()
+	sig := strings.Join(fields, "\x00")
+	if sig != d.sig || d.shards == nil {
+		// a new schema types and checks every record anew: parsed
+		// objects are thrown away, the views made again
+		d.shards = newShardCache(d.st, d.limit, func(key string, etag store.ETag, b []byte) *parsedShard {
+			return parseShard(key, etag, b, sch)
+		})
+		d.pending = map[string]*pendingObject{}
+		// the view the new SQL binds against: no record until the refresh
+		// that follows (Refresh calls install, then reads the store)
+		d.view.Store(&view{fields: fields, layouts: layouts, cache: d.shards, byDomain: map[string][]pendingRecord{}})
+		if err := d.createViews(ctx, sch); err != nil {
+			return err
+		}
+	}
+	d.pkg, d.pkgETag, d.rule, d.sch, d.layouts, d.fields, d.sig = pkg, etag, rule, sch, layouts, fields, sig
 	return nil
 }
 
-// Refresh brings the mirror up to date with the store, in the order R1 and
+// Refresh brings the view up to date with the store, in the order R1 and
 // R2 require: the package, the inbox (listed, changed objects fetched), the
-// shards (listed, changed objects fetched; twice during a resharding), the
-// package again, then one transaction that applies it all.
+// shards (listed; twice during a resharding), the package again; then the
+// new view is published.
 func (d *Domains) Refresh(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -257,8 +224,7 @@ func (d *Domains) Refresh(ctx context.Context) error {
 	}
 }
 
-// refreshPackage reads datapackage.json when its ETag changed, and
-// reinstalls the mirror when the schema's columns changed.
+// refreshPackage reads datapackage.json when its ETag changed.
 func (d *Domains) refreshPackage(ctx context.Context) error {
 	a, err := d.st.Head(ctx, compiler.SchemaKey)
 	if err != nil {
@@ -279,32 +245,19 @@ func (d *Domains) refreshPackage(ctx context.Context) error {
 }
 
 // refreshOnce is one refresh; same is false when datapackage.json changed
-// while it ran, and nothing was applied (R2).
+// while it ran, and nothing was published (R2).
 func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 	if err := d.refreshPackage(ctx); err != nil {
 		return false, err
 	}
-	etag, current := d.pkgETag, d.layouts.Current
-	inboxLoaded, inboxRemoved, err := d.refreshPart(ctx, compiler.InboxPrefix, "inbox", nil)
+	etag, layouts := d.pkgETag, d.layouts
+	pending, err := d.observeInbox(ctx)
 	if err != nil {
 		return false, err
 	}
 	// R1: only now, after every inbox object was observed, the shards
-	var shardLoaded []loadedObject
-	var shardRemoved []string
-	if d.layouts.Resharding() {
-		// R2: foreign shards first, then, in a second listing, the
-		// current layout's
-		foreign := func(key string) bool { id, _ := compiler.ShardOfKey(key); return len(id) != current.Width }
-		ours := func(key string) bool { return !foreign(key) }
-		for _, keep := range []func(string) bool{foreign, ours} {
-			l, r, err := d.refreshPart(ctx, compiler.ShardPrefix, "shard", keep)
-			if err != nil {
-				return false, err
-			}
-			shardLoaded, shardRemoved = append(shardLoaded, l...), append(shardRemoved, r...)
-		}
-	} else if shardLoaded, shardRemoved, err = d.refreshPart(ctx, compiler.ShardPrefix, "shard", nil); err != nil {
+	shards, listed, err := listShards(ctx, d.st, layouts, false)
+	if err != nil {
 		return false, err
 	}
 	if a, err := d.st.Head(ctx, compiler.SchemaKey); err != nil {
@@ -312,102 +265,105 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 	} else if a.ETag != etag {
 		return false, nil // R2: the widths may have changed under the listings
 	}
-	loaded := append(inboxLoaded, shardLoaded...)
-	removed := append(inboxRemoved, shardRemoved...)
-	if len(loaded) == 0 && len(removed) == 0 {
-		return true, nil
-	}
-	if err := d.apply(ctx, loaded, removed); err != nil {
-		return false, err
-	}
-	for _, k := range removed {
-		delete(d.known, k)
-	}
-	for _, o := range loaded {
-		if o.etag == "" {
-			delete(d.known, o.key) // gone since the listing
-		} else {
-			d.known[o.key] = o.etag
-		}
-	}
+	d.pending = pending
+	d.view.Store(newView(d.fields, layouts, pending, shards, listed, d.shards))
 	return true, nil
 }
 
-// refreshPart lists prefix and fetches the objects of one source ("inbox"
-// or "shard") whose ETag changed, of those keep accepts (nil: all); it
-// returns them and the keys that are gone. A shard that vanishes between
-// listing and fetch fails the refresh (the mirror keeps its rows until a
-// refresh sees a consistent store).
-func (d *Domains) refreshPart(ctx context.Context, prefix, source string, keep func(string) bool) (loaded []loadedObject, removed []string, err error) {
-	mine := func(key string) bool { return sourceOf(key) == source && (keep == nil || keep(key)) }
-	current := map[string]store.ETag{}
-	err = d.st.List(ctx, prefix, func(a store.Attrs) error {
-		if mine(a.Key) {
-			current[a.Key] = a.ETag
+// listShards lists the shards of layouts with their ETags, in the order
+// R2 requires: while a resharding is recorded, the foreign ones from a
+// first listing, the current layout's from a second (only those with
+// currentOnly). listed is when the last listing ended (shardCache S2).
+func listShards(ctx context.Context, st store.Store, layouts Layouts, currentOnly bool) (map[string]store.ETag, time.Time, error) {
+	out := map[string]store.ETag{}
+	list := func(keep func(id string) bool) error {
+		err := st.List(ctx, compiler.ShardPrefix, func(a store.Attrs) error {
+			if id, ok := compiler.ShardOfKey(a.Key); ok && keep(id) {
+				out[a.Key] = a.ETag
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("list %s: %w", compiler.ShardPrefix, err)
+		}
+		return nil
+	}
+	current := func(id string) bool { return len(id) == layouts.Current.Width }
+	var err error
+	switch {
+	case currentOnly:
+		err = list(current)
+	case layouts.Resharding():
+		if err = list(func(id string) bool { return !current(id) }); err == nil {
+			err = list(current)
+		}
+	default:
+		err = list(func(string) bool { return true })
+	}
+	return out, time.Now(), err
+}
+
+// observeInbox lists the pending objects and fetches those whose ETag
+// changed since the last refresh; it returns the inbox as it is now.
+func (d *Domains) observeInbox(ctx context.Context) (map[string]*pendingObject, error) {
+	now := map[string]store.ETag{}
+	err := compiler.ListPending(ctx, d.st, "", func(a store.Attrs) error {
+		if compiler.IsPendingKey(a.Key) {
+			now[a.Key] = a.ETag
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("list %s: %w", prefix, err)
+		return nil, fmt.Errorf("list %s: %w", compiler.InboxPrefix, err)
 	}
+	out := make(map[string]*pendingObject, len(now))
 	var changed []string
-	for k, e := range current {
-		if d.known[k] != e {
+	for k, e := range now {
+		if o := d.pending[k]; o != nil && o.etag == e {
+			out[k] = o
+		} else {
 			changed = append(changed, k)
 		}
 	}
-	for k := range d.known {
-		if _, ok := current[k]; !ok && mine(k) {
-			removed = append(removed, k)
-		}
-	}
 	sort.Strings(changed)
-	loaded, err = d.fetch(ctx, changed)
-	if err != nil {
-		return nil, nil, err
-	}
-	if source == "shard" {
-		for _, o := range loaded {
-			if o.etag == "" {
-				return nil, nil, fmt.Errorf("read %s: listed, then gone: the store is changing its shards; the next refresh retries", o.key)
-			}
-		}
-	}
-	return loaded, removed, nil
-}
-
-// sourceOf classifies a key under indexes/domains/: "shard", "inbox" or "".
-func sourceOf(key string) string {
-	if compiler.IsPendingKey(key) {
-		return "inbox" // a domain's inbox object, or a batch object
-	}
-	if _, ok := compiler.ShardOfKey(key); ok {
-		return "shard"
-	}
-	return ""
-}
-
-type loadedObject struct {
-	key    string
-	etag   store.ETag
-	rows   [][]driver.Value
-	errors [][]driver.Value
-}
-
-// fetch reads and parses objects, 8 at a time.
-func (d *Domains) fetch(ctx context.Context, keys []string) ([]loadedObject, error) {
-	out := make([]loadedObject, len(keys))
-	sch, err := SchemaOf(d.pkg)
+	loaded, err := d.fetchPending(ctx, changed)
 	if err != nil {
 		return nil, err
 	}
+	for _, o := range loaded {
+		if o.etag != "" { // "": gone since the listing
+			out[o.key] = o
+		}
+	}
+	return out, nil
+}
+
+// pendingObject is one version of an inbox or batch object: the records
+// the record rule serves from it, and its problems.
+type pendingObject struct {
+	key     string
+	etag    store.ETag
+	records []pendingRecord
+	errors  [][]driver.Value
+}
+
+// pendingRecord is a record of a pending object, as a row of the views'
+// table functions (rowColumns).
+type pendingRecord struct {
+	domain string
+	row    []driver.Value
+}
+
+// fetchPending reads and parses pending objects, 8 at a time.
+func (d *Domains) fetchPending(ctx context.Context, keys []string) ([]*pendingObject, error) {
+	out := make([]*pendingObject, len(keys))
 	var firstErr error
 	var mu sync.Mutex
 	parallel.ForEach(len(keys), 8, func(i int) {
 		k := keys[i]
 		b, a, err := store.ReadAll(ctx, d.st, k)
 		if errors.Is(err, store.ErrNotFound) {
-			out[i] = loadedObject{key: k} // gone since the listing: no rows
+			out[i] = &pendingObject{key: k} // gone since the listing: no rows
 			return
 		}
 		if err != nil {
@@ -418,183 +374,70 @@ func (d *Domains) fetch(ctx context.Context, keys []string) ([]loadedObject, err
 			mu.Unlock()
 			return
 		}
-		out[i] = d.parse(k, a.ETag, b, sch)
+		out[i] = d.parsePending(k, a.ETag, b)
 	})
 	return out, firstErr
 }
 
-// parse turns one object into mirror rows and error rows. Nothing is
-// dropped silently: a file that does not parse is one error row.
-func (d *Domains) parse(key string, etag store.ETag, b []byte, sch *tableschema.Schema) loadedObject {
-	o := loadedObject{key: key, etag: etag}
-	source := sourceOf(key)
-	if source == "inbox" {
-		if len(b) == 0 {
-			return o // a tombstone: merged, about to be deleted (compiler I3)
-		}
-		// the record rule (compiler/rule.go): serve exactly what compaction
-		// would merge, list every problem it would report
-		t, problems, _ := d.rule.CheckPending(key, b)
-		for _, p := range problems {
-			o.errors = append(o.errors, []driver.Value{key, int32(p.Record), p.Field, p.Reason})
-		}
-		o.rows = d.mirrorRows(source, key, t)
+// parsePending applies the record rule (compiler/rule.go) to one pending
+// object: the views serve exactly what compaction would merge, and list
+// every problem it would report. An empty object is a tombstone: merged,
+// about to be deleted (compiler I3).
+func (d *Domains) parsePending(key string, etag store.ETag, b []byte) *pendingObject {
+	o := &pendingObject{key: key, etag: etag}
+	if len(b) == 0 {
 		return o
 	}
-	t, err := compiler.ParseTable(b)
-	if err != nil {
-		o.errors = append(o.errors, []driver.Value{key, int32(0), "", err.Error()})
-		return o
+	t, problems, _ := d.rule.CheckPending(key, b)
+	for _, p := range problems {
+		o.errors = append(o.errors, []driver.Value{key, int32(p.Record), p.Field, p.Reason})
 	}
-	// a shard holds what compaction accepted; a schema changed since may
-	// find fault with it: its records are served, the faults listed
-	checker, err := sch.NewRowChecker()
-	if err == nil {
-		_, err = checker.SetHeader(t.Header)
-	}
-	if err != nil {
-		o.errors = append(o.errors, []driver.Value{key, int32(0), "", err.Error()})
-		return o
-	}
-	for i, r := range t.Rows {
-		_, ferrs := checker.Check(r)
-		for _, fe := range ferrs {
-			o.errors = append(o.errors, []driver.Value{key, int32(t.RecordNo(i)), fe.Field, fe.Error()})
+	di := indexOf(t.Header, compiler.DomainField)
+	m := newRowMaker(d.fields, t.Header)
+	for i := range t.Rows {
+		row := m.row("inbox", key, t, i)
+		dom := ""
+		if di >= 0 {
+			dom = t.Rows[i][di]
 		}
+		o.records = append(o.records, pendingRecord{domain: dom, row: row})
 	}
-	o.rows = d.mirrorRows(source, key, t)
 	return o
 }
 
-// mirrorRows turns records into mirror rows: schema fields in order, with
-// the ordering keys computed by the compiler's own functions.
-func (d *Domains) mirrorRows(source, key string, t compiler.Table) [][]driver.Value {
-	pos := make([]int, len(d.fields))
-	for i, f := range d.fields {
-		pos[i] = indexOf(t.Header, f)
-	}
-	ui := indexOf(d.fields, compiler.UpdatedAtField)
-	out := make([][]driver.Value, 0, len(t.Rows))
-	for n, r := range t.Rows {
-		units := make([]string, len(d.fields))
-		for i, p := range pos {
-			if p >= 0 {
-				units[i] = r[p]
-			}
-		}
-		var updated driver.Value
-		if ts, ok := compiler.ParseTimestamp(units[ui]); ok {
-			updated = ts
-		}
-		row := []driver.Value{source, key, int32(t.RecordNo(n)), updated, compiler.TieBreakKey(units)}
-		for _, u := range units {
-			row = append(row, u)
-		}
-		out = append(out, row)
-	}
-	return out
+// rowMaker turns records of one header into rows of the views' table
+// functions: the row columns (rowColumns), then the schema fields in
+// order, with the ordering keys computed by the compiler's own functions.
+type rowMaker struct {
+	pos     []int // per schema field, its unit in the header (-1: none)
+	updated int   // updated_at's index among the fields
 }
 
-// apply replaces the mirror rows of changed and removed objects in one
-// transaction.
-func (d *Domains) apply(ctx context.Context, loaded []loadedObject, removed []string) error {
-	conn, err := d.db.Conn(ctx)
-	if err != nil {
-		return err
+func newRowMaker(fields, header []string) rowMaker {
+	m := rowMaker{pos: make([]int, len(fields)), updated: indexOf(fields, compiler.UpdatedAtField)}
+	for f, name := range fields {
+		m.pos[f] = indexOf(header, name)
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			conn.ExecContext(context.Background(), "ROLLBACK")
-		}
-	}()
-	var keys []string
-	keys = append(keys, removed...)
-	for _, o := range loaded {
-		keys = append(keys, o.key)
-	}
-	if len(keys) > 0 {
-		if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE dhsi_refresh_keys (key VARCHAR)"); err != nil {
-			return err
-		}
-		if err := appendRows(ctx, conn, "temp", "main", "dhsi_refresh_keys", func(a *duckdb.Appender) error {
-			for _, k := range keys {
-				if err := a.AppendRow(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, t := range []string{"rows WHERE _key", "errors WHERE file", "objects WHERE key"} {
-			if _, err := conn.ExecContext(ctx, "DELETE FROM "+mirrorSchema+"."+t+" IN (SELECT key FROM temp.main.dhsi_refresh_keys)"); err != nil {
-				return err
-			}
-		}
-	}
-	if err := appendRows(ctx, conn, "", mirrorSchema, "rows", func(a *duckdb.Appender) error {
-		for _, o := range loaded {
-			for _, r := range o.rows {
-				if err := a.AppendRow(r...); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("mirror rows: %w", err)
-	}
-	if err := appendRows(ctx, conn, "", mirrorSchema, "errors", func(a *duckdb.Appender) error {
-		for _, o := range loaded {
-			for _, r := range o.errors {
-				if err := a.AppendRow(r...); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("mirror errors: %w", err)
-	}
-	if err := appendRows(ctx, conn, "", mirrorSchema, "objects", func(a *duckdb.Appender) error {
-		for _, o := range loaded {
-			if o.etag == "" {
-				continue
-			}
-			if err := a.AppendRow(o.key, string(o.etag)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("mirror objects: %w", err)
-	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+	return m
 }
 
-func appendRows(ctx context.Context, conn *sql.Conn, catalog, schema, table string, fill func(*duckdb.Appender) error) error {
-	return conn.Raw(func(dc any) error {
-		a, err := duckdb.NewAppender(dc.(driver.Conn), catalog, schema, table)
-		if err != nil {
-			return err
+// row is record i of t.
+func (m rowMaker) row(source, key string, t compiler.Table, i int) []driver.Value {
+	r := t.Rows[i]
+	units := make([]string, len(m.pos))
+	for f, p := range m.pos {
+		if p >= 0 {
+			units[f] = r[p]
 		}
-		if err := fill(a); err != nil {
-			a.Close()
-			return err
-		}
-		return a.Close()
-	})
+	}
+	var updated driver.Value
+	if ts, ok := compiler.ParseTimestamp(units[m.updated]); ok {
+		updated = ts
+	}
+	row := make([]driver.Value, 0, len(rowColumns)+len(units))
+	row = append(row, source, key, int32(t.RecordNo(i)), updated, compiler.TieBreakKey(units))
+	for _, u := range units {
+		row = append(row, u)
+	}
+	return row
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -217,4 +217,3 @@ func indexOf(xs []string, x string) int {
 	}
 	return -1
 }
-

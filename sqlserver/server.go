@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -65,6 +66,10 @@ type Config struct {
 	// (domain_datasets, domain_urls, ...); DuckDB's other table functions
 	// are for admins only (authorize.go, P2).
 	ReaderFunctions []string
+	// PointLookups name, per view, the function that answers "FROM view
+	// WHERE column = value" without a scan (pgsql.PointLookups); the
+	// function must be a reader function.
+	PointLookups map[string]pgsql.Lookup
 	// NativeFunctions are answered without DuckDB when a statement is
 	// exactly SELECT * FROM name(args); see NativeFunction.
 	NativeFunctions map[string]NativeFunction

@@ -648,8 +648,11 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			return nil, err
 		}
 		p.nullUnsafe = unsafe
-		p.argOIDs = tableFunctionParamOIDs(st.Significant(), s.srv.cfg.TableFunctionArgs)
-		duckToks := guardNullArgs(pgsql.Rewrite(st.Tokens), s.srv.cfg.NullUnsafeFunctions)
+		// a view's point lookup becomes its index function's call
+		// (Config.PointLookups) before the parameters are typed by it
+		lookedUp := pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
+		p.argOIDs = tableFunctionParamOIDs(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
+		duckToks := guardNullArgs(lookedUp, s.srv.cfg.NullUnsafeFunctions)
 		p.duckSQL = pgsql.Join(duckToks)
 		// refused before DuckDB sees it (authorize.go); the native shapes
 		// above are reader functions and need no check

@@ -33,6 +33,7 @@ import (
 	"github.com/dhsi/dhsi/reshard"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/sqlserver"
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/udf"
 	"github.com/dhsi/dhsi/urlnorm"
@@ -63,6 +64,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		noNative        = fs.Bool("no-native", false, "send every query through DuckDB, even the prepared lookups the server can answer from the index itself (for comparison)")
 		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
 		blockCache      = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
+		recordCache     = fs.Int64("record-cache-mb", records.DefaultCacheBytes>>20, "memory for parsed domain-record shards (domain lookups read the one shard a domain hashes to; a full scan reads every shard through it)")
 		rowCache        = fs.Int64("row-cache-mb", catalog.DefaultRowCacheBytes>>20, "memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off")
 		metricsAddr     = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9187: statements by kind and latency, errors by SQLSTATE, sessions, the index version and its age, refresh age, Go and process metrics; no label carries a domain, dataset or URL")
 		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
@@ -154,16 +156,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Procedures:      udf.ProcedureRoles,
 			RoleLimits:      limits,
 			Observer:        observer,
-			ReaderFunctions: udf.ReaderTableFunctions,
+			ReaderFunctions: append([]string{records.LookupFunction}, udf.ReaderTableFunctions...),
+			PointLookups:    map[string]pgsql.Lookup{"domains": {Column: "domain", Function: records.LookupFunction}},
 			TableFunctionArgs: map[string][]uint32{
-				"domain_datasets": {sqlserver.OIDText},
-				"domain_urls":     {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
-				"compact_shard":   {sqlserver.OIDText},
-				"reshard":         {sqlserver.OIDInt4},
-				"inbox_put":       {sqlserver.OIDText, sqlserver.OIDText},
-				"ingest":          {sqlserver.OIDText, sqlserver.OIDText},
-				"grant_dataset":   {sqlserver.OIDText, sqlserver.OIDText},
-				"revoke_dataset":  {sqlserver.OIDText, sqlserver.OIDText},
+				"domain_datasets":      {sqlserver.OIDText},
+				records.LookupFunction: {sqlserver.OIDText},
+				"domain_urls":          {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
+				"compact_shard":        {sqlserver.OIDText},
+				"reshard":              {sqlserver.OIDInt4},
+				"inbox_put":            {sqlserver.OIDText, sqlserver.OIDText},
+				"ingest":               {sqlserver.OIDText, sqlserver.OIDText},
+				"grant_dataset":        {sqlserver.OIDText, sqlserver.OIDText},
+				"revoke_dataset":       {sqlserver.OIDText, sqlserver.OIDText},
 			}},
 		Engine: sqlserver.EngineConfig{
 			Path:        filepath.Join(cache, "dhsi.duckdb"),
@@ -175,7 +179,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Init: []func(context.Context, *sql.DB) error{
 			func(ctx context.Context, db *sql.DB) error { return migrations.Apply(ctx, db) },
 			func(ctx context.Context, db *sql.DB) error {
-				d, err := records.OpenDomains(ctx, st, db, log)
+				d, err := records.Open(ctx, st, db, records.Options{Log: log, CacheBytes: *recordCache << 20})
 				if err != nil {
 					return fmt.Errorf("domain records: %w", err)
 				}
@@ -308,7 +312,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		reg.GaugeFunc("dhsi_grants_version", "Version of the dataset grants enforced.", func() float64 { return float64(grants.Current().Version()) })
 		reg.Caches(func() []metrics.Cache {
 			var out []metrics.Cache
-			for _, c := range urls.x.CacheStats() {
+			for _, c := range append(urls.x.CacheStats(), domains.CacheStats()) {
 				out = append(out, metrics.Cache{Name: c.Name, Hits: c.Hits, Misses: c.Misses, Evictions: c.Evictions, Used: c.Used, Limit: c.Limit})
 			}
 			return out

@@ -1,0 +1,222 @@
+package records
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/store"
+)
+
+// view is what one refresh observed (R1, R2), immutable once published:
+// statements read it, the next refresh replaces it.
+type view struct {
+	fields   []string
+	layouts  Layouts
+	pending  []*pendingObject           // by key
+	byDomain map[string][]pendingRecord // pending records by domain
+	shards   map[string]store.ETag      // the shards listed, with their ETags
+	listed   time.Time                  // when the shard listing ended (S2)
+	cache    *shardCache
+}
+
+func newView(fields []string, layouts Layouts, pending map[string]*pendingObject, shards map[string]store.ETag, listed time.Time, cache *shardCache) *view {
+	v := &view{fields: fields, layouts: layouts, byDomain: map[string][]pendingRecord{}, shards: shards, listed: listed, cache: cache}
+	for _, o := range pending {
+		v.pending = append(v.pending, o)
+		for _, r := range o.records {
+			v.byDomain[r.domain] = append(v.byDomain[r.domain], r)
+		}
+	}
+	sort.Slice(v.pending, func(i, j int) bool { return v.pending[i].key < v.pending[j].key })
+	return v
+}
+
+// errLayoutMoved is a current-width shard gone since the view listed it:
+// a new resharding moved it. The statement cannot be answered from this
+// view.
+var errLayoutMoved = errors.New("the store's shard layout changed while the statement ran; run it again")
+
+// lookup returns domain's rows: its pending records, then its records in
+// the shard it hashes to — during a resharding, in the foreign shard
+// first, then the current one (R2).
+func (v *view) lookup(ctx context.Context, domain string) ([][]driver.Value, error) {
+	var out [][]driver.Value
+	for _, r := range v.byDomain[domain] {
+		out = append(out, r.row)
+	}
+	ids := []string{v.layouts.Current.Of(domain)}
+	if v.layouts.Resharding() {
+		ids = []string{v.layouts.Previous.Of(domain), ids[0]}
+	}
+	listed, forced := v.listed, false
+	for i, id := range ids {
+		key := compiler.ShardKey(id)
+		etag, ok := v.shards[key]
+		if !ok && !forced {
+			continue // no such shard when the view listed them
+		}
+		p, err := v.cache.get(ctx, key, etag, listed)
+		if errors.Is(err, errShardGone) {
+			if i < len(ids)-1 {
+				// R2: a foreign shard deleted since the listing; its
+				// records are in the current shard as it is from now on
+				forced, listed = true, time.Now()
+				continue
+			}
+			if forced {
+				continue
+			}
+			return nil, errLayoutMoved
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range p.recordsOf(domain) {
+			out = append(out, p.row(r))
+		}
+	}
+	return out, nil
+}
+
+// shardKeys returns the listed shards in the order a scan reads them:
+// foreign ones first (R2), each group by key.
+func (v *view) shardKeys() (foreign, current []string) {
+	for k := range v.shards {
+		if id, _ := compiler.ShardOfKey(k); len(id) != v.layouts.Current.Width {
+			foreign = append(foreign, k)
+		} else {
+			current = append(current, k)
+		}
+	}
+	sort.Strings(foreign)
+	sort.Strings(current)
+	return foreign, current
+}
+
+// rowSource names what a scan returns.
+type rowSource int
+
+const (
+	sourceAll    rowSource = iota // pending and shard records
+	sourceInbox                   // pending records
+	sourceShards                  // shard records
+)
+
+// scanner streams the rows of a view, one shard in memory at a time.
+type scanner struct {
+	ctx    context.Context
+	st     store.Store
+	v      *view
+	source rowSource
+
+	pendingAt, recordAt int
+	foreign, current    []string
+	shards              map[string]store.ETag // the ETags current keys are read at
+	listed              time.Time
+	relist              bool // a foreign shard was gone: list the current ones again (R2)
+	shard               *parsedShard
+	shardAt             int
+}
+
+func (v *view) scan(ctx context.Context, st store.Store, source rowSource) *scanner {
+	s := &scanner{ctx: ctx, st: st, v: v, source: source, shards: v.shards, listed: v.listed}
+	if source != sourceInbox {
+		s.foreign, s.current = v.shardKeys()
+	}
+	if source == sourceShards {
+		s.pendingAt = len(v.pending)
+	}
+	return s
+}
+
+// next returns the next row, or nil at the end.
+func (s *scanner) next() ([]driver.Value, error) {
+	for s.pendingAt < len(s.v.pending) {
+		o := s.v.pending[s.pendingAt]
+		if s.recordAt < len(o.records) {
+			s.recordAt++
+			return o.records[s.recordAt-1].row, nil
+		}
+		s.pendingAt, s.recordAt = s.pendingAt+1, 0
+	}
+	for {
+		if s.shard != nil && s.shardAt < len(s.shard.table.Rows) {
+			s.shardAt++
+			return s.shard.row(s.shardAt - 1), nil
+		}
+		if err := s.nextShard(); err != nil || s.shard == nil {
+			return nil, err
+		}
+	}
+}
+
+// nextShard reads the next shard into s.shard (nil at the end).
+func (s *scanner) nextShard() error {
+	s.shard, s.shardAt = nil, 0
+	for len(s.foreign) > 0 {
+		key := s.foreign[0]
+		s.foreign = s.foreign[1:]
+		p, err := s.v.cache.get(s.ctx, key, s.v.shards[key], s.v.listed)
+		if errors.Is(err, errShardGone) {
+			s.relist = true // R2: its records are in current-width shards
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.shard = p
+		return nil
+	}
+	if s.relist {
+		// R2: the current-width shards as they are now, after the moves
+		// that deleted the foreign shards this scan found gone
+		s.relist = false
+		cur, listed, err := listShards(s.ctx, s.st, s.v.layouts, true)
+		if err != nil {
+			return err
+		}
+		s.shards, s.listed, s.current = cur, listed, nil
+		for k := range cur {
+			s.current = append(s.current, k)
+		}
+		sort.Strings(s.current)
+	}
+	for len(s.current) > 0 {
+		key := s.current[0]
+		s.current = s.current[1:]
+		p, err := s.v.cache.get(s.ctx, key, s.shards[key], s.listed)
+		if errors.Is(err, errShardGone) {
+			return errLayoutMoved
+		}
+		if err != nil {
+			return err
+		}
+		s.shard = p
+		return nil
+	}
+	return nil
+}
+
+// errorRows returns domain_errors' rows: every pending object's problems,
+// then every shard's (reading every shard).
+func (v *view) errorRows(ctx context.Context, st store.Store) ([][]driver.Value, error) {
+	var out [][]driver.Value
+	for _, o := range v.pending {
+		out = append(out, o.errors...)
+	}
+	s := v.scan(ctx, st, sourceShards)
+	for {
+		if err := s.nextShard(); err != nil {
+			return nil, fmt.Errorf("domain_errors: %w", err)
+		}
+		if s.shard == nil {
+			return out, nil
+		}
+		out = append(out, s.shard.errors...)
+	}
+}

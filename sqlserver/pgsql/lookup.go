@@ -1,0 +1,222 @@
+package pgsql
+
+// Lookup names a table function (or table macro) that returns exactly the
+// rows of a view whose Column equals its one argument: the index behind
+// the view. DuckDB cannot push a WHERE into a view over a table function,
+// so without it "SELECT … FROM domains WHERE domain = $1" scans every row.
+type Lookup struct {
+	Column   string // lower case
+	Function string
+}
+
+// clauseEnd are the keywords that end a WHERE clause at its level.
+var clauseEnd = map[string]bool{
+	"GROUP": true, "ORDER": true, "LIMIT": true, "OFFSET": true, "HAVING": true, "WINDOW": true,
+	"QUALIFY": true, "UNION": true, "INTERSECT": true, "EXCEPT": true, "FETCH": true, "FOR": true,
+	"RETURNING": true,
+}
+
+// PointLookups rewrites, in a statement that starts with SELECT or WITH
+// (or EXPLAIN of one), each
+//
+//	FROM [public.]view [[AS] alias] WHERE … [view.|alias.]column = value …
+//
+// into FROM function(value) [AS] alias WHERE … (the same WHERE clause),
+// when lookups names view, value is a string literal or a $n parameter
+// (either may carry a ::type cast), and the comparison is one of the
+// conjuncts of the clause: the clause has no OR, BETWEEN or ANY/ALL/SOME
+// outside parentheses, so every row it keeps has column = value, and the
+// function returns all such rows. The statement's answer is unchanged. A view
+// joined to anything (a comma or JOIN after it) is left alone. Without an
+// alias the function keeps the view's name as its alias, so view.column
+// still resolves.
+func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
+	if len(lookups) == 0 {
+		return toks
+	}
+	first := NextSignificant(toks, -1)
+	for first >= 0 && (toks[first].Is("EXPLAIN") || toks[first].Is("ANALYZE")) {
+		first = NextSignificant(toks, first)
+	}
+	if first < 0 || !(toks[first].Is("SELECT") || toks[first].Is("WITH")) {
+		return toks
+	}
+	var out []Token
+	last := 0 // toks[last:] not yet copied to out
+	for i := first; i >= 0 && i < len(toks); i = NextSignificant(toks, i) {
+		if !toks[i].Is("FROM") {
+			continue
+		}
+		r, ok := matchLookup(toks, i, lookups)
+		if !ok {
+			continue
+		}
+		out = append(out, toks[last:r.start]...)
+		out = append(out, Token{Kind: Ident, Text: r.lookup.Function}, Token{Kind: Punct, Text: "("})
+		out = append(out, r.value...)
+		out = append(out, Token{Kind: Punct, Text: ")"})
+		if !r.aliased {
+			out = append(out, Token{Kind: Space, Text: " "}, Token{Kind: Ident, Text: "AS"}, Token{Kind: Space, Text: " "}, toks[r.end-1])
+		}
+		last = r.end
+		i = r.end - 1
+	}
+	if out == nil {
+		return toks
+	}
+	return append(out, toks[last:]...)
+}
+
+type lookupMatch struct {
+	start, end int // toks[start:end] is the view's name, replaced
+	lookup     Lookup
+	value      []Token
+	aliased    bool
+}
+
+// matchLookup matches the rule of PointLookups at the FROM at toks[from].
+func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch, bool) {
+	var m lookupMatch
+	i := NextSignificant(toks, from)
+	if i < 0 || (toks[i].Kind != Ident && toks[i].Kind != QIdent) {
+		return m, false
+	}
+	m.start = i
+	if toks[i].IdentName() == "public" {
+		if d := NextSignificant(toks, i); d > 0 && toks[d].Text == "." {
+			if i = NextSignificant(toks, d); i < 0 || (toks[i].Kind != Ident && toks[i].Kind != QIdent) {
+				return m, false
+			}
+		}
+	}
+	view := toks[i].IdentName()
+	l, ok := lookups[view]
+	if !ok {
+		return m, false
+	}
+	m.lookup, m.end = l, i+1
+	names := map[string]bool{view: true}
+	j := NextSignificant(toks, i)
+	if j > 0 && toks[j].Is("AS") {
+		j = NextSignificant(toks, j)
+		if j < 0 || (toks[j].Kind != Ident && toks[j].Kind != QIdent) {
+			return m, false
+		}
+	}
+	if j > 0 && (toks[j].Kind == QIdent || toks[j].Kind == Ident && !toks[j].Is("WHERE")) {
+		if toks[j].Kind == Ident && (clauseEnd[toks[j].Upper()] || isJoinWord(toks[j])) {
+			return m, false
+		}
+		names = map[string]bool{toks[j].IdentName(): true} // the alias hides the name
+		m.aliased = true
+		j = NextSignificant(toks, j)
+	}
+	if j < 0 || !toks[j].Is("WHERE") {
+		return m, false
+	}
+	// the WHERE clause, up to what ends it at this level
+	var conj [][]int // the significant token indexes of each top-level conjunct
+	cur := []int{}
+	depth := 0
+	for k := NextSignificant(toks, j); k >= 0; k = NextSignificant(toks, k) {
+		t := toks[k]
+		if depth == 0 {
+			if t.Text == ")" || t.Text == ";" || t.Kind == Ident && clauseEnd[t.Upper()] {
+				break
+			}
+			if t.Is("OR") || t.Is("BETWEEN") || t.Is("ANY") || t.Is("ALL") || t.Is("SOME") {
+				return m, false
+			}
+			if t.Is("AND") {
+				conj, cur = append(conj, cur), []int{}
+				continue
+			}
+		}
+		switch t.Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		}
+		cur = append(cur, k)
+	}
+	conj = append(conj, cur)
+	for _, c := range conj {
+		if v, ok := equalsValue(toks, c, l.Column, names); ok {
+			m.value = v
+			return m, true
+		}
+	}
+	return m, false
+}
+
+func isJoinWord(t Token) bool {
+	switch t.Upper() {
+	case "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "POSITIONAL", "ASOF", "ANTI", "SEMI", "LATERAL", "USING", "ON", "TABLESAMPLE", "USING SAMPLE":
+		return true
+	}
+	return false
+}
+
+// equalsValue matches one conjunct: [name.]column = value, or value =
+// [name.]column; value is a standard string literal or $n, with an
+// optional ::type.
+func equalsValue(toks []Token, c []int, column string, names map[string]bool) ([]Token, bool) {
+	eq := -1
+	for n, k := range c {
+		if toks[k].Text == "=" {
+			if eq >= 0 {
+				return nil, false
+			}
+			eq = n
+		}
+	}
+	if eq < 0 {
+		return nil, false
+	}
+	left, right := c[:eq], c[eq+1:]
+	if isColumn(toks, left, column, names) {
+		return valueTokens(toks, right)
+	}
+	if isColumn(toks, right, column, names) {
+		return valueTokens(toks, left)
+	}
+	return nil, false
+}
+
+func isColumn(toks []Token, side []int, column string, names map[string]bool) bool {
+	name := func(t Token) string {
+		if t.Kind != Ident && t.Kind != QIdent {
+			return "\x00"
+		}
+		return t.IdentName()
+	}
+	switch len(side) {
+	case 1:
+		return name(toks[side[0]]) == column
+	case 3:
+		return names[name(toks[side[0]])] && toks[side[1]].Text == "." && name(toks[side[2]]) == column
+	}
+	return false
+}
+
+func valueTokens(toks []Token, side []int) ([]Token, bool) {
+	if len(side) == 0 {
+		return nil, false
+	}
+	v := toks[side[0]]
+	if _, ok := v.StandardString(); !ok && v.Kind != Param {
+		return nil, false
+	}
+	switch {
+	case len(side) == 1:
+	case len(side) == 3 && toks[side[1]].Text == "::" && toks[side[2]].Kind == Ident:
+	default:
+		return nil, false
+	}
+	out := make([]Token, 0, len(side))
+	for _, k := range side {
+		out = append(out, toks[k])
+	}
+	return out, true
+}

@@ -1,0 +1,52 @@
+package pgsql
+
+import "testing"
+
+func TestPointLookups(t *testing.T) {
+	lookups := map[string]Lookup{"domains": {Column: "domain", Function: "domain_record"}}
+	cases := []struct{ in, want string }{
+		// the shapes people and tools write
+		{"SELECT * FROM domains WHERE domain = $1", "SELECT * FROM domain_record($1) AS domains WHERE domain = $1"},
+		{"select company_name from domains where domain = 'example.com'", "select company_name from domain_record('example.com') AS domains where domain = 'example.com'"},
+		{"SELECT * FROM public.domains WHERE domain = $1::text", "SELECT * FROM domain_record($1::text) AS domains WHERE domain = $1::text"},
+		{"SELECT d.company_name FROM domains d WHERE d.domain = $1 AND d.scraper_version > 2 ORDER BY 1 LIMIT 5",
+			"SELECT d.company_name FROM domain_record($1) d WHERE d.domain = $1 AND d.scraper_version > 2 ORDER BY 1 LIMIT 5"},
+		{"SELECT * FROM domains AS x WHERE x.updated_at > now() - INTERVAL 1 DAY AND 'a.org' = x.domain",
+			"SELECT * FROM domain_record('a.org') AS x WHERE x.updated_at > now() - INTERVAL 1 DAY AND 'a.org' = x.domain"},
+		{"SELECT domains.domain FROM domains WHERE (company_name <> 'x' OR company_name IS NULL) AND domain = $2",
+			"SELECT domains.domain FROM domain_record($2) AS domains WHERE (company_name <> 'x' OR company_name IS NULL) AND domain = $2"},
+		{"WITH r AS (SELECT * FROM domains WHERE domain = $1) SELECT count(*) FROM r",
+			"WITH r AS (SELECT * FROM domain_record($1) AS domains WHERE domain = $1) SELECT count(*) FROM r"},
+		{"SELECT * FROM t WHERE x IN (SELECT company_name FROM domains WHERE domain = 'b.org')",
+			"SELECT * FROM t WHERE x IN (SELECT company_name FROM domain_record('b.org') AS domains WHERE domain = 'b.org')"},
+		{"EXPLAIN ANALYZE SELECT * FROM domains WHERE domain = $1", "EXPLAIN ANALYZE SELECT * FROM domain_record($1) AS domains WHERE domain = $1"},
+		// left alone: the answer would change, or nothing is known
+		{"SELECT * FROM domains WHERE domain = 'a.org' OR domain = 'b.org'", ""},
+		{"SELECT * FROM domains WHERE n BETWEEN 1 AND domain = 'a'", ""},
+		{"SELECT * FROM domains WHERE domain IN ('a.org')", ""},
+		{"SELECT * FROM domains WHERE domain = lower($1)", ""},
+		{"SELECT * FROM domains WHERE domain = 'a' || 'b'", ""},
+		{"SELECT * FROM domains WHERE NOT domain = 'a.org'", ""},
+		{"SELECT * FROM domains WHERE domain <> 'a.org'", ""},
+		{"SELECT * FROM domains WHERE company_name = 'a.org'", ""},
+		{"SELECT * FROM domains d WHERE other.domain = 'a.org'", ""},
+		{"SELECT * FROM domains, t WHERE domain = 'a.org'", ""},
+		{"SELECT * FROM domains JOIN t USING (domain) WHERE domain = 'a.org'", ""},
+		{"SELECT * FROM domains d JOIN t ON true WHERE d.domain = 'a.org'", ""},
+		{"SELECT * FROM domains", ""},
+		{"SELECT * FROM other.domains WHERE domain = 'a.org'", ""},
+		{"DELETE FROM domains WHERE domain = 'a.org'", ""},
+		{"SELECT * FROM domains WHERE domain = E'a\\x'", ""},
+		{"SELECT 'FROM domains WHERE domain = 1'", ""},
+	}
+	for _, c := range cases {
+		got := Join(PointLookups(Lex(c.in), lookups))
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got != want {
+			t.Errorf("%s\n got  %s\n want %s", c.in, got, want)
+		}
+	}
+}
