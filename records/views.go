@@ -21,10 +21,14 @@ import (
 // which type every field by datapackage.json:
 //
 //	dhsi_domain_rows(source)     'all', 'inbox' or 'shards': raw rows
-//	dhsi_domain_lookup(domain)   one domain's raw rows (view.lookup)
+//	dhsi_domain_lookup(domain, is_null)  one domain's raw rows (view.lookup)
 //	dhsi_domain_errors()         domain_errors' rows
 //
 // A raw row is rowColumns, then every schema field as text.
+
+// TableFunctions are the functions above: DuckDB's bind must never see a
+// NULL among their arguments (sqlserver.Config.NullUnsafeFunctions).
+var TableFunctions = []string{"dhsi_domain_rows", "dhsi_domain_lookup", "dhsi_domain_errors"}
 
 // rowColumns lead every raw row: where the record came from and its
 // ordering keys (computed in Go by the compiler's functions).
@@ -59,7 +63,9 @@ func (d *Domains) createViews(ctx context.Context, sch *tableschema.Schema) erro
 		"COMMENT ON VIEW public.domains_inbox IS 'dhsi: every record waiting in the inbox, typed by datapackage.json'",
 		"CREATE OR REPLACE VIEW public.domains AS " + sel + " FROM dhsi_domain_rows('all') r " + latestWins,
 		"COMMENT ON VIEW public.domains IS 'dhsi: one row per domain; the latest updated_at wins across shards and inbox'",
-		"CREATE OR REPLACE MACRO public." + LookupFunction + "(domain) AS TABLE " + sel + " FROM dhsi_domain_lookup(domain) r " + latestWins,
+		// a NULL VARCHAR argument would abort the process in duckdb-go's
+		// bind (sqlserver/nullguard.go): the lookup gets '' and a flag
+		"CREATE OR REPLACE MACRO public." + LookupFunction + "(domain) AS TABLE " + sel + " FROM dhsi_domain_lookup(coalesce(domain, ''), domain IS NULL) r " + latestWins,
 		"CREATE OR REPLACE VIEW public.domain_errors AS SELECT file, record, field, reason FROM dhsi_domain_errors()",
 		"COMMENT ON VIEW public.domain_errors IS 'dhsi: records and files that fail the schema: file, record number, field, reason'",
 	}
@@ -93,11 +99,12 @@ func (d *Domains) registerFunctions(ctx context.Context) error {
 			},
 		},
 		"dhsi_domain_lookup": {
-			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, typeInfo(duckdb.TYPE_BOOLEAN)}},
 			BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-				domain, _ := args[0].(string) // NULL: no domain, no row
+				domain, _ := args[0].(string)
+				isNull, _ := args[1].(bool) // domain_record(NULL): no row
 				return d.rowTable(func(ctx context.Context, v *view) (func() ([]driver.Value, error), error) {
-					if args[0] == nil {
+					if isNull {
 						return rowsOf(nil), nil
 					}
 					rows, err := d.lookup(ctx, v, domain)

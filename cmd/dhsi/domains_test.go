@@ -475,3 +475,87 @@ func TestPutLandsBatches(t *testing.T) {
 		t.Fatalf("batch objects left after compaction: %v", left)
 	}
 }
+
+// TestDomainLookupsAgreeWithTheScan: the shapes of a lookup people and
+// tools write, which the server answers from the one shard a domain hashes
+// to (pgsql.PointLookups → domain_record), answer exactly what the same
+// question answered by a scan of every shard does; a NULL parameter is no
+// row, not a crash.
+func TestDomainLookupsAgreeWithTheScan(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("domain␟company_name␟scraper_version␟updated_at␟␞\n")
+	for i := 0; i < 600; i++ {
+		fmt.Fprintf(&b, "look%d.example␟Co %d␟%d␟2024-01-01T00:00:00Z␟␞\n", i, i, i%5)
+	}
+	file := filepath.Join(t.TempDir(), "records.usv")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"put", "--store", dir, file}, {"compact", "--all", "--store", dir}} {
+		var out strings.Builder
+		if code := run(ctx, args, &out, &out); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, out.String())
+		}
+	}
+	// newer records of every third domain wait in the inbox over the shards
+	b.Reset()
+	b.WriteString("domain␟company_name␟scraper_version␟updated_at␟␞\n")
+	for i := 0; i < 600; i += 3 {
+		fmt.Fprintf(&b, "look%d.example␟Newer %d␟9␟2025-01-01T00:00:00Z␟␞\n", i, i)
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(ctx, []string{"put", "--store", dir, file}, io.Discard, io.Discard); code != 0 {
+		t.Fatal("put of the newer records failed")
+	}
+	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
+	var plan string
+	if err := c.QueryRow(ctx, "EXPLAIN SELECT * FROM domains WHERE domain = $1", "look1.example").Scan(new(string), &plan); err != nil || !strings.Contains(plan, "DHSI_DOMAIN_LOOKUP") {
+		t.Fatalf("the lookup is not answered by domain_record: %v\n%s", err, plan)
+	}
+	collect := func(q string, args ...any) string {
+		t.Helper()
+		rows, err := c.Query(ctx, q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var out []string
+		for rows.Next() {
+			v, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprint(v...))
+		}
+		if rows.Err() != nil {
+			t.Fatalf("%s: %v", q, rows.Err())
+		}
+		return strings.Join(out, "\n")
+	}
+	shapes := []struct{ lookup, scan string }{
+		{"SELECT * FROM domains WHERE domain = $1", "SELECT * FROM domains WHERE domain IN ($1)"},
+		{"SELECT company_name, updated_at FROM public.domains WHERE domain = $1::text", "SELECT company_name, updated_at FROM domains WHERE domain IN ($1)"},
+		{"SELECT d.company_name FROM domains d WHERE d.domain = $1 AND d.scraper_version >= 0 ORDER BY 1", "SELECT d.company_name FROM domains d WHERE d.domain IN ($1) AND d.scraper_version >= 0 ORDER BY 1"},
+		{"SELECT count(*) FROM domains WHERE $1 = domain AND company_name LIKE 'Newer%'", "SELECT count(*) FROM domains WHERE domain IN ($1) AND company_name LIKE 'Newer%'"},
+	}
+	for i := 0; i < 610; i += 7 { // 610: a few domains no record has
+		d := fmt.Sprintf("look%d.example", i)
+		for _, s := range shapes {
+			if got, want := collect(s.lookup, d), collect(s.scan, d); got != want {
+				t.Fatalf("%s with %s:\n got  %q\n want %q (%s)", s.lookup, d, got, want, s.scan)
+			}
+		}
+	}
+	if got := collect("SELECT company_name FROM domains WHERE domain = $1", "look3.example"); got != "Newer 3" {
+		t.Fatalf("look3.example: %q, want the inbox's newer record", got)
+	}
+	if got := collect("SELECT * FROM domains WHERE domain = $1", nil); got != "" {
+		t.Fatalf("a NULL parameter: %q, want no row", got)
+	}
+	if n := one[int64](t, c, "SELECT count(*) FROM domains"); n != 600 {
+		t.Fatalf("after the lookups the server answers %d domains, want 600", n)
+	}
+}

@@ -58,3 +58,21 @@ CREATE TEMP VIEW mine AS SELECT * FROM domain_datasets('example.com') WHERE data
 -- name: an unqualified DROP of a shared name when no TEMP object has it
 -- expect: nonadmin=42501
 DROP TABLE IF EXISTS dhsi_cache.rows;
+-- name: a TEMP macro that shadows domain_record (the domains lookup)
+-- expect: nonadmin=42501
+CREATE TEMP MACRO domain_record(d) AS TABLE SELECT 'x' AS domain;
+-- name: the raw record rows behind the domains views
+-- expect: nonadmin=42501 admin=ok
+SELECT count(*) FROM dhsi_domain_rows('all');
+-- name: a NULL source for the raw record rows (would abort the process in DuckDB's bind)
+-- expect: admin=22004
+SELECT count(*) FROM dhsi_domain_rows(NULL);
+-- name: a NULL lookup, and a NULL computed inside the lookup
+-- expect: reader==0 writer==0 admin==0
+SELECT count(*) FROM domain_record(NULL) UNION ALL SELECT count(*) FROM domain_record(CAST(NULL AS VARCHAR) || 'x') LIMIT 1;
+-- name: a lookup of a subquery (DuckDB refuses it; the server stays up)
+-- expect: reader=error writer=error admin=error
+SELECT count(*) FROM domain_record((SELECT NULL));
+-- name: the lookup of a domain no record has
+-- expect: reader==0 writer==0 admin==0
+SELECT count(*) FROM domains WHERE domain = 'nobody.example';
