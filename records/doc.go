@@ -3,9 +3,11 @@
 // the inbox and compacted into hash shards by package compiler.
 //
 // It owns the store's record schema (indexes/domains/datapackage.json and
-// the shard layout it records) and the DuckDB mirror behind the views
-// domains, domains_shards, domains_inbox and domain_errors. Its invariants
-// are at the top of domains.go (Domains); the record rule it shares with
+// the shard layout it records), the view of the store a refresh publishes,
+// the cache of parsed shards statements read through, and the SQL over
+// them: domains, domain_record, domains_shards, domains_inbox and
+// domain_errors. Its invariants are at the top of domains.go (Domains) and
+// shardcache.go (shardCache); the record rule it shares with
 // writers and compaction is compiler/rule.go. The URL index, the other half,
 // is package catalog.
 package records
