@@ -402,6 +402,9 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_proc AS
          f.description AS dhsi_comment
   FROM duckdb_functions() f LEFT JOIN dhsi_sys.pg.pg_namespace n ON n.nspname = f.schema_name
   WHERE (NOT f.internal OR f.schema_name NOT IN ('main', 'pg_catalog')) AND NOT dhsi_sys.pg.dhsi_hidden(f.schema_name)
+    -- a DHSI function DuckDB lists as a macro of public (domain_record)
+    -- appears once, as documented below
+    AND NOT (f.schema_name = 'public' AND f.function_name IN (SELECT m_d.name FROM dhsi_sys.pg.dhsi_functions m_d))
   UNION ALL
   -- DHSI's functions, in schema public where its views are; an oid of
   -- their own (2e9 + a hash of the name) so \sf and regproc find them

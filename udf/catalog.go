@@ -23,6 +23,7 @@ type FunctionDoc struct {
 // registered function has one, with as many names as it has arguments.
 var FunctionDocs = []FunctionDoc{
 	{"domain_datasets", []string{"domain"}, []string{"'example.com'"}, "the datasets holding URLs of a domain, with exact counts"},
+	{"domain_record", []string{"domain"}, []string{"'example.com'"}, "domains WHERE domain = d, from the one shard d hashes to (the server answers that WHERE this way)"},
 	{"domain_urls", []string{"domain", "dataset_id", "offset", "limit"}, []string{"'example.com'", "1", "0", "10"}, "one page of a domain's URLs in a dataset"},
 	{"dhsi_datasets", nil, nil, "the datasets of the URL index the caller may see"},
 	{"dhsi_dataset_grants", nil, nil, "who may see which dataset"},
@@ -66,11 +67,11 @@ func InstallFunctionDocs(ctx context.Context, db *sql.DB) error {
 		return t.String, nil
 	}
 	for _, d := range FunctionDocs {
-		var kind string
+		var kind, schema string
 		var params []any
 		var ret sql.NullString
-		err := conn.QueryRowContext(ctx, "SELECT function_type, parameter_types, return_type FROM duckdb_functions() WHERE function_name = ? AND schema_name = 'main' LIMIT 1", d.Name).
-			Scan(&kind, &params, &ret)
+		err := conn.QueryRowContext(ctx, "SELECT function_type, parameter_types, return_type, schema_name FROM duckdb_functions() WHERE function_name = ? AND schema_name IN ('main', 'public') LIMIT 1", d.Name).
+			Scan(&kind, &params, &ret, &schema)
 		if err == sql.ErrNoRows {
 			continue
 		}
@@ -82,6 +83,9 @@ func InstallFunctionDocs(ctx context.Context, db *sql.DB) error {
 		}
 		var args []string
 		for i, p := range params {
+			if p == nil {
+				p = "VARCHAR" // a macro's parameters are untyped; DHSI's take text
+			}
 			t, err := pgType(fmt.Sprint(p))
 			if err != nil {
 				return err
@@ -89,8 +93,8 @@ func InstallFunctionDocs(ctx context.Context, db *sql.DB) error {
 			args = append(args, quoteIdentIfNeeded(d.Args[i])+" "+t)
 		}
 		result := ""
-		if kind == "table" {
-			rows, err := conn.QueryContext(ctx, "DESCRIBE SELECT * FROM "+d.Name+"("+strings.Join(d.Example, ", ")+")")
+		if kind == "table" || kind == "table_macro" {
+			rows, err := conn.QueryContext(ctx, "DESCRIBE SELECT * FROM "+schema+"."+d.Name+"("+strings.Join(d.Example, ", ")+")")
 			if err != nil {
 				return fmt.Errorf("describe %s: %w", d.Name, err)
 			}
