@@ -88,6 +88,9 @@ func (c *Compiler) WriteBatch(ctx context.Context, t Table) (BatchReport, error)
 			firstErr = errs[i]
 		}
 	}
+	if rep.Objects > 0 {
+		c.signals.bump(PendingSignalKey)
+	}
 	return rep, firstErr
 }
 
@@ -249,6 +252,7 @@ func (b *Batcher) Flush(ctx context.Context) (BatchReport, error) {
 		return BatchReport{}, ctx.Err()
 	case <-done:
 	}
+	b.c.FlushSignals()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.report, b.err

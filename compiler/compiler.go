@@ -94,6 +94,8 @@ type Compiler struct {
 	cfg  Config
 	rule Rule
 	log  *slog.Logger
+	// signals are the change signals this compiler bumps (signal.go)
+	signals *signaler
 }
 
 // New returns a compiler.
@@ -109,7 +111,8 @@ func New(st store.Store, cfg Config, log *slog.Logger) (*Compiler, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Compiler{st: st, cfg: cfg, rule: rule, log: log.With("worker", cfg.WorkerID)}, nil
+	log = log.With("worker", cfg.WorkerID)
+	return &Compiler{st: st, cfg: cfg, rule: rule, log: log, signals: newSignaler(st, log)}, nil
 }
 
 // Result reports one shard compaction (the row of CALL compact_shard).
@@ -297,6 +300,7 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 	parallel.ForEach(len(ids), max(1, c.cfg.Parallel/4), func(i int) {
 		results[i], errs[i] = c.compact(ctx, ids[i], pending[ids[i]])
 	})
+	c.signals.flush() // a command that compacts all exits next
 	var out []Result
 	for i, r := range results {
 		if errs[i] != nil {
@@ -420,6 +424,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		}
 		return res, fmt.Errorf("write shard: %w", err)
 	}
+	c.signals.bump(ShardSignalKey(id))
 	// POINT OF NO RETURN: the shard holding every merged record is durable.
 	// Only now may inbox versions go, and only the versions merged (I3):
 	// each is first replaced by a tombstone with Put(IfMatch: the merged

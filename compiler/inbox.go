@@ -94,6 +94,7 @@ func (c *Compiler) WriteInbox(ctx context.Context, domain string, t Table) error
 		}
 		_, err = c.st.Put(ctx, key, &buf, cond)
 		if err == nil {
+			c.signals.bump(PendingSignalKey)
 			return nil
 		}
 		if !errors.Is(err, store.ErrPreconditionFailed) {

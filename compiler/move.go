@@ -128,6 +128,7 @@ func (c *Compiler) MoveShard(ctx context.Context, id string) (res Result, err er
 		}
 		return res, fmt.Errorf("delete moved shard: %w", err)
 	}
+	c.signals.bump(ShardSignalKey(id))
 	res.Status = StatusMoved
 	res.RecordsAfter = len(parts)
 	return res, nil
@@ -283,6 +284,7 @@ func (c *Compiler) mergeLocked(ctx context.Context, id string, t Table) (conflic
 		}
 		return false, fmt.Errorf("write shard: %w", err)
 	}
+	c.signals.bump(ShardSignalKey(id))
 	return false, nil
 }
 

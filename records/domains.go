@@ -16,6 +16,7 @@ import (
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/internal/lru"
 	"github.com/dhsi/dhsi/internal/parallel"
+	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/tableschema"
 )
@@ -91,6 +92,11 @@ type Domains struct {
 	fields  []string                  // schema field names, in order
 	sig     string                    // the views' columns, to notice a schema change
 	pending map[string]*pendingObject // the inbox as last observed, by key
+	// the change signals as last listed (nil before the first refresh),
+	// when the last full refresh began, and how far apart full ones are
+	signals   map[string]store.ETag
+	lastFull  time.Time
+	fullEvery time.Duration
 }
 
 // Options configure Open.
@@ -100,10 +106,18 @@ type Options struct {
 	// DefaultCacheBytes; negative: keep none, every statement reads its
 	// shards from the store).
 	CacheBytes int64
+	// FullRefreshEvery is how far apart refreshes list the whole inbox
+	// and every shard (default DefaultFullRefresh); those between list the
+	// change signals and what they name. Records landed by writers that
+	// bump no signal (plain S3 PUTs) appear within it.
+	FullRefreshEvery time.Duration
 }
 
 // DefaultCacheBytes is the shard cache's default bound.
 const DefaultCacheBytes = 256 << 20
+
+// DefaultFullRefresh is how far apart full refreshes are by default.
+const DefaultFullRefresh = 30 * time.Second
 
 // SchemaFields returns the current schema's field names.
 func (d *Domains) SchemaFields() []string {
@@ -155,7 +169,10 @@ func Open(ctx context.Context, st store.Store, db *sql.DB, o Options) (*Domains,
 	if err != nil {
 		return nil, err
 	}
-	d := &Domains{st: st, db: db, log: o.Log, limit: o.CacheBytes, pending: map[string]*pendingObject{}}
+	if o.FullRefreshEvery <= 0 {
+		o.FullRefreshEvery = DefaultFullRefresh
+	}
+	d := &Domains{st: st, db: db, log: o.Log, limit: o.CacheBytes, pending: map[string]*pendingObject{}, fullEvery: o.FullRefreshEvery}
 	if err := d.registerFunctions(ctx); err != nil {
 		return nil, err
 	}
@@ -246,45 +263,127 @@ func (d *Domains) refreshPackage(ctx context.Context) error {
 
 // refreshOnce is one refresh; same is false when datapackage.json changed
 // while it ran, and nothing was published (R2).
+//
+// A full refresh lists the whole inbox and every shard. Between full ones
+// (at most FullRefreshEvery apart), a refresh lists the change signals
+// (compiler/signal.go) and lists only what they say changed: the inbox
+// when a DHSI writer landed something, the shards of a hex prefix when a
+// compaction or move wrote one. R1 holds either way: when the inbox is
+// observed, the shards of every object found retired (gone, or a
+// tombstone) are listed after it. A stale shard listing otherwise costs
+// freshness only: the view still holds every pending record it saw.
 func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
+	began, before := time.Now(), d.pkgETag
 	if err := d.refreshPackage(ctx); err != nil {
 		return false, err
 	}
 	etag, layouts := d.pkgETag, d.layouts
-	pending, err := d.observeInbox(ctx)
+	signals, err := listSignals(ctx, d.st)
 	if err != nil {
 		return false, err
 	}
-	// R1: only now, after every inbox object was observed, the shards
-	shards, listed, err := listShards(ctx, d.st, layouts, false)
-	if err != nil {
-		return false, err
+	full := d.signals == nil || len(signals) == 0 || etag != before || layouts.Resharding() || time.Since(d.lastFull) >= d.fullEvery
+	pending, shards := d.pending, map[string]listedShard{}
+	if full {
+		if pending, _, err = d.observeInbox(ctx); err != nil {
+			return false, err
+		}
+		// R1: only now, after every inbox object was observed, the shards
+		if shards, err = listShards(ctx, d.st, layouts, false); err != nil {
+			return false, err
+		}
+	} else {
+		prefixes := map[string]bool{}
+		for k, e := range signals {
+			if h, ok := compiler.ShardSignalPrefix(k); ok && d.signals[k] != e {
+				prefixes[h] = true
+			}
+		}
+		if signals[compiler.PendingSignalKey] != d.signals[compiler.PendingSignalKey] {
+			var retired []string
+			if pending, retired, err = d.observeInbox(ctx); err != nil {
+				return false, err
+			}
+			for _, key := range retired {
+				if h := shardPrefixOf(key); h != "" {
+					prefixes[h] = true // R1: listed after the inbox was
+				}
+			}
+		}
+		for k, ls := range d.view.Load().shards {
+			if id, _ := compiler.ShardOfKey(k); !prefixes[id[:1]] {
+				shards[k] = ls
+			}
+		}
+		for h := range prefixes {
+			got, err := listShardPrefix(ctx, d.st, h)
+			if err != nil {
+				return false, err
+			}
+			for k, ls := range got {
+				shards[k] = ls
+			}
+		}
 	}
 	if a, err := d.st.Head(ctx, compiler.SchemaKey); err != nil {
 		return false, fmt.Errorf("check %s: %w", compiler.SchemaKey, err)
 	} else if a.ETag != etag {
 		return false, nil // R2: the widths may have changed under the listings
 	}
-	d.pending = pending
-	d.view.Store(newView(d.fields, layouts, pending, shards, listed, d.shards))
+	d.pending, d.signals = pending, signals
+	if full {
+		d.lastFull = began
+	}
+	d.view.Store(newView(d.fields, layouts, pending, shards, d.shards))
 	return true, nil
+}
+
+// shardPrefixOf is the hex digit every shard id a pending object's records
+// may live in starts with, at any width ("" for a key that names none).
+func shardPrefixOf(key string) string {
+	if id, ok := compiler.ShardOfBatchKey(key); ok && id != "" {
+		return id[:1]
+	}
+	if dom, ok := compiler.DomainOfInboxKey(key); ok {
+		return shard.Layout{Width: 1}.Of(dom)
+	}
+	return ""
+}
+
+// listSignals lists the change signals with their ETags.
+func listSignals(ctx context.Context, st store.Store) (map[string]store.ETag, error) {
+	out := map[string]store.ETag{}
+	err := st.List(ctx, compiler.SignalPrefix, func(a store.Attrs) error {
+		out[a.Key] = a.ETag
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", compiler.SignalPrefix, err)
+	}
+	return out, nil
 }
 
 // listShards lists the shards of layouts with their ETags, in the order
 // R2 requires: while a resharding is recorded, the foreign ones from a
 // first listing, the current layout's from a second (only those with
-// currentOnly). listed is when the last listing ended (shardCache S2).
-func listShards(ctx context.Context, st store.Store, layouts Layouts, currentOnly bool) (map[string]store.ETag, time.Time, error) {
-	out := map[string]store.ETag{}
+// currentOnly).
+func listShards(ctx context.Context, st store.Store, layouts Layouts, currentOnly bool) (map[string]listedShard, error) {
+	out := map[string]listedShard{}
 	list := func(keep func(id string) bool) error {
+		var keys []string
+		var etags []store.ETag
 		err := st.List(ctx, compiler.ShardPrefix, func(a store.Attrs) error {
 			if id, ok := compiler.ShardOfKey(a.Key); ok && keep(id) {
-				out[a.Key] = a.ETag
+				keys, etags = append(keys, a.Key), append(etags, a.ETag)
 			}
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("list %s: %w", compiler.ShardPrefix, err)
+		}
+		at := time.Now() // S2: when this listing ended
+		for i, k := range keys {
+			out[k] = listedShard{etags[i], at}
 		}
 		return nil
 	}
@@ -300,12 +399,35 @@ func listShards(ctx context.Context, st store.Store, layouts Layouts, currentOnl
 	default:
 		err = list(func(string) bool { return true })
 	}
-	return out, time.Now(), err
+	return out, err
+}
+
+// listShardPrefix lists the shards whose id starts with hex digit h.
+func listShardPrefix(ctx context.Context, st store.Store, h string) (map[string]listedShard, error) {
+	out := map[string]listedShard{}
+	var keys []string
+	var etags []store.ETag
+	err := st.List(ctx, compiler.ShardPrefix+h, func(a store.Attrs) error {
+		if _, ok := compiler.ShardOfKey(a.Key); ok {
+			keys, etags = append(keys, a.Key), append(etags, a.ETag)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", compiler.ShardPrefix+h, err)
+	}
+	at := time.Now()
+	for i, k := range keys {
+		out[k] = listedShard{etags[i], at}
+	}
+	return out, nil
 }
 
 // observeInbox lists the pending objects and fetches those whose ETag
-// changed since the last refresh; it returns the inbox as it is now.
-func (d *Domains) observeInbox(ctx context.Context) (map[string]*pendingObject, error) {
+// changed since the last refresh; it returns the inbox as it is now, and
+// the keys of the objects that held records and hold none now (retired by
+// a compaction, compiler I3).
+func (d *Domains) observeInbox(ctx context.Context) (map[string]*pendingObject, []string, error) {
 	now := map[string]store.ETag{}
 	err := compiler.ListPending(ctx, d.st, "", func(a store.Attrs) error {
 		if compiler.IsPendingKey(a.Key) {
@@ -314,7 +436,7 @@ func (d *Domains) observeInbox(ctx context.Context) (map[string]*pendingObject, 
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", compiler.InboxPrefix, err)
+		return nil, nil, fmt.Errorf("list %s: %w", compiler.InboxPrefix, err)
 	}
 	out := make(map[string]*pendingObject, len(now))
 	var changed []string
@@ -328,14 +450,20 @@ func (d *Domains) observeInbox(ctx context.Context) (map[string]*pendingObject, 
 	sort.Strings(changed)
 	loaded, err := d.fetchPending(ctx, changed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, o := range loaded {
 		if o.etag != "" { // "": gone since the listing
 			out[o.key] = o
 		}
 	}
-	return out, nil
+	var retired []string
+	for k, o := range d.pending {
+		if n := out[k]; len(o.records) > 0 && (n == nil || len(n.records) == 0) {
+			retired = append(retired, k)
+		}
+	}
+	return out, retired, nil
 }
 
 // pendingObject is one version of an inbox or batch object: the records

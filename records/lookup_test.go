@@ -68,7 +68,7 @@ func putShards(t *testing.T, st store.Store, n int, company func(i int) string) 
 	return home
 }
 
-func openTestDB(t *testing.T) *sql.DB {
+func openTestDB(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {

@@ -19,13 +19,19 @@ type view struct {
 	layouts  Layouts
 	pending  []*pendingObject           // by key
 	byDomain map[string][]pendingRecord // pending records by domain
-	shards   map[string]store.ETag      // the shards listed, with their ETags
-	listed   time.Time                  // when the shard listing ended (S2)
+	shards   map[string]listedShard     // the shards listed, with their ETags
 	cache    *shardCache
 }
 
-func newView(fields []string, layouts Layouts, pending map[string]*pendingObject, shards map[string]store.ETag, listed time.Time, cache *shardCache) *view {
-	v := &view{fields: fields, layouts: layouts, byDomain: map[string][]pendingRecord{}, shards: shards, listed: listed, cache: cache}
+// listedShard is a shard as a listing saw it: its ETag, and when that
+// listing ended (shardCache S2).
+type listedShard struct {
+	etag store.ETag
+	at   time.Time
+}
+
+func newView(fields []string, layouts Layouts, pending map[string]*pendingObject, shards map[string]listedShard, cache *shardCache) *view {
+	v := &view{fields: fields, layouts: layouts, byDomain: map[string][]pendingRecord{}, shards: shards, cache: cache}
 	for _, o := range pending {
 		v.pending = append(v.pending, o)
 		for _, r := range o.records {
@@ -53,19 +59,23 @@ func (v *view) lookup(ctx context.Context, domain string) ([][]driver.Value, err
 	if v.layouts.Resharding() {
 		ids = []string{v.layouts.Previous.Of(domain), ids[0]}
 	}
-	listed, forced := v.listed, false
+	var forcedAt time.Time // when a foreign shard was found gone (R2)
 	for i, id := range ids {
 		key := compiler.ShardKey(id)
-		etag, ok := v.shards[key]
+		ls, ok := v.shards[key]
+		forced := !forcedAt.IsZero()
 		if !ok && !forced {
 			continue // no such shard when the view listed them
 		}
-		p, err := v.cache.get(ctx, key, etag, listed)
+		if forced {
+			ls = listedShard{at: forcedAt}
+		}
+		p, err := v.cache.get(ctx, key, ls.etag, ls.at)
 		if errors.Is(err, errShardGone) {
 			if i < len(ids)-1 {
 				// R2: a foreign shard deleted since the listing; its
 				// records are in the current shard as it is from now on
-				forced, listed = true, time.Now()
+				forcedAt = time.Now()
 				continue
 			}
 			if forced {
@@ -116,15 +126,14 @@ type scanner struct {
 
 	pendingAt, recordAt int
 	foreign, current    []string
-	shards              map[string]store.ETag // the ETags current keys are read at
-	listed              time.Time
-	relist              bool // a foreign shard was gone: list the current ones again (R2)
+	shards              map[string]listedShard // what current keys are read at
+	relist              bool                   // a foreign shard was gone: list the current ones again (R2)
 	shard               *parsedShard
 	shardAt             int
 }
 
 func (v *view) scan(ctx context.Context, st store.Store, source rowSource) *scanner {
-	s := &scanner{ctx: ctx, st: st, v: v, source: source, shards: v.shards, listed: v.listed}
+	s := &scanner{ctx: ctx, st: st, v: v, source: source, shards: v.shards}
 	if source != sourceInbox {
 		s.foreign, s.current = v.shardKeys()
 	}
@@ -161,7 +170,8 @@ func (s *scanner) nextShard() error {
 	for len(s.foreign) > 0 {
 		key := s.foreign[0]
 		s.foreign = s.foreign[1:]
-		p, err := s.v.cache.get(s.ctx, key, s.v.shards[key], s.v.listed)
+		ls := s.v.shards[key]
+		p, err := s.v.cache.get(s.ctx, key, ls.etag, ls.at)
 		if errors.Is(err, errShardGone) {
 			s.relist = true // R2: its records are in current-width shards
 			continue
@@ -176,11 +186,11 @@ func (s *scanner) nextShard() error {
 		// R2: the current-width shards as they are now, after the moves
 		// that deleted the foreign shards this scan found gone
 		s.relist = false
-		cur, listed, err := listShards(s.ctx, s.st, s.v.layouts, true)
+		cur, err := listShards(s.ctx, s.st, s.v.layouts, true)
 		if err != nil {
 			return err
 		}
-		s.shards, s.listed, s.current = cur, listed, nil
+		s.shards, s.current = cur, nil
 		for k := range cur {
 			s.current = append(s.current, k)
 		}
@@ -189,7 +199,8 @@ func (s *scanner) nextShard() error {
 	for len(s.current) > 0 {
 		key := s.current[0]
 		s.current = s.current[1:]
-		p, err := s.v.cache.get(s.ctx, key, s.shards[key], s.listed)
+		ls := s.shards[key]
+		p, err := s.v.cache.get(s.ctx, key, ls.etag, ls.at)
 		if errors.Is(err, errShardGone) {
 			return errLayoutMoved
 		}

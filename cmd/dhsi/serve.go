@@ -65,12 +65,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		noNative        = fs.Bool("no-native", false, "send every query through DuckDB, even the prepared lookups the server can answer from the index itself (for comparison)")
 		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
 		blockCache      = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
-		recordCache     = fs.Int64("record-cache-mb", records.DefaultCacheBytes>>20, "memory for parsed domain-record shards (domain lookups read the one shard a domain hashes to; a full scan reads every shard through it)")
+		recordCache     = fs.Int64("record-cache-mb", records.DefaultCacheBytes>>20, "memory for parsed domain-record shards (domain lookups read the one shard a domain hashes to; a full scan reads every shard through it); 0 turns it off")
 		rowCache        = fs.Int64("row-cache-mb", catalog.DefaultRowCacheBytes>>20, "memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off")
 		metricsAddr     = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9187: statements by kind and latency, errors by SQLSTATE, sessions, the index version and its age, refresh age, Go and process metrics; no label carries a domain, dataset or URL")
 		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
 		shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long running statements may take to finish before they are cancelled")
-		refresh         = fs.Duration("refresh-interval", 2*time.Second, "how often the server re-lists the store to pick up records written by other processes (the views are at most this stale; CALLs refresh at once); a refresh that takes longer is followed by a pause as long as it took, so refreshing takes at most half of one core")
+		refresh         = fs.Duration("refresh-interval", 2*time.Second, "how often the server checks the store for records written by other processes (the views are at most this stale for DHSI's writers; CALLs refresh at once); a refresh that takes longer is followed by a pause as long as it took, so refreshing takes at most half of one core")
+		fullRefresh     = fs.Duration("full-refresh-interval", records.DefaultFullRefresh, "how often a refresh lists the whole domain-record inbox and every shard; the refreshes between list the change signals DHSI's writers and compactors bump, and only what they name. Records landed by plain S3 PUTs appear within this")
 		users           multiFlag
 	)
 	var roleTimeouts, roleQueries multiFlag
@@ -86,6 +87,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *fullRefresh <= 0 || *recordCache < 0 {
+		return fmt.Errorf("%w: --full-refresh-interval must be positive and --record-cache-mb not negative", errUsage)
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -180,7 +184,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Init: []func(context.Context, *sql.DB) error{
 			func(ctx context.Context, db *sql.DB) error { return migrations.Apply(ctx, db) },
 			func(ctx context.Context, db *sql.DB) error {
-				d, err := records.Open(ctx, st, db, records.Options{Log: log, CacheBytes: *recordCache << 20})
+				cacheBytes := *recordCache << 20
+				if cacheBytes == 0 {
+					cacheBytes = -1 // off: every statement reads its shards
+				}
+				d, err := records.Open(ctx, st, db, records.Options{Log: log, CacheBytes: cacheBytes, FullRefreshEvery: *fullRefresh})
 				if err != nil {
 					return fmt.Errorf("domain records: %w", err)
 				}
