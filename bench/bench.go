@@ -44,7 +44,18 @@ type Options struct {
 	// with the plain server as A B B A.
 	Grants bool
 	// Shape is the corpus's URL shape (default ShapeSimple).
-	Shape   Shape
+	Shape Shape
+	// Client is the load client of the warm cells (default ClientPGX).
+	// ClientWirebench measures DHSI against PostgreSQL with wirebench in
+	// Rounds rounds (default 2), the cells of wbSpecs, and not the DuckDB
+	// peer.
+	Client Client
+	Rounds int
+	// Wirebench is a built wirebench binary (default: build the embedded
+	// source with cc into the work directory).
+	Wirebench string
+	// Queries is the size of the warm cells' Zipf query set (default 20000).
+	Queries int
 	WorkDir string // kept if given; a removed temp dir otherwise
 	Bin     string // the dhsi binary (children: ingest, serve, gc)
 	Log     io.Writer
@@ -69,7 +80,10 @@ type Result struct {
 	PGBuild      time.Duration
 	PGBytes      int64
 	Check        string
-	corp         *Corpus
+	// WB holds the wirebench cells (Options.Client == ClientWirebench).
+	WB      []wbCell
+	corp    *Corpus
+	queries []Query
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -88,6 +102,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.ColdQueries == 0 {
 		o.ColdQueries = 300
+	}
+	if o.Client == "" {
+		o.Client = ClientPGX
+	}
+	if o.Client != ClientPGX && o.Client != ClientWirebench {
+		return nil, fmt.Errorf("bench: client %q: want %s or %s", o.Client, ClientPGX, ClientWirebench)
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 2
+	}
+	if o.Queries <= 0 {
+		o.Queries = warmQueries
 	}
 	if o.Bin == "" {
 		return nil, fmt.Errorf("bench: no dhsi binary")
@@ -163,7 +189,21 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r.LakeBytes = dirSize(filepath.Join(storeDir, "urls"))
 	r.IndexBytes = dirSize(filepath.Join(storeDir, "index"))
 
-	queries := corp.Queries(warmQueries, 1)
+	queries := corp.Queries(o.Queries, 1)
+	r.queries = queries
+
+	if o.Client == ClientWirebench {
+		// 3-5. DHSI and PostgreSQL side by side, the same client driving both
+		if err := r.runWirebenchCells(ctx, o, work, storeDir, queries); err != nil {
+			return nil, err
+		}
+		if !o.SkipCold {
+			if err := r.runDHSICold(ctx, o, work, storeDir, corp, queries); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
+	}
 
 	// 3. DHSI warm
 	if err := r.runDHSIWarm(ctx, o, work, storeDir, queries); err != nil {
@@ -476,12 +516,32 @@ func (r *Result) runDHSICold(ctx context.Context, o Options, work, storeDir stri
 const lakeGlob = "/urls/*/*/*.parquet"
 
 func (r *Result) runPG(ctx context.Context, o Options, storeDir string, queries []Query) error {
-	pg, err := startPG(ctx)
+	pg, err := r.loadPG(ctx, o, storeDir)
 	if err != nil {
 		return err
 	}
 	defer pg.stop()
-	conn, err := pgx.Connect(ctx, pg.url)
+	nc := func(ctx context.Context) (client, error) { return newPGWireClient(ctx, pg.url, pgDD, pgFP) }
+	return r.cells(ctx, o, "PG", r.PG, queries, nc)
+}
+
+// loadPG starts a PostgreSQL 15 cluster and loads the lake's rows into it
+// with PostgreSQL's best schema for the two lookups: a B-tree on (domain,
+// dataset_id, url) and a precomputed (domain, dataset_id, url_count) table.
+func (r *Result) loadPG(ctx context.Context, o Options, storeDir string) (*pgCluster, error) {
+	pg, err := startPG(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.loadPGRows(ctx, o, storeDir, pg.url); err != nil {
+		pg.stop()
+		return nil, err
+	}
+	return pg, nil
+}
+
+func (r *Result) loadPGRows(ctx context.Context, o Options, storeDir, url string) error {
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -507,8 +567,12 @@ func (r *Result) runPG(ctx context.Context, o Options, storeDir string, queries 
 	load := time.Since(t0)
 	for _, s := range []string{
 		"CREATE INDEX urls_domain_dataset_url ON urls (domain, dataset_id, url)",
-		"CREATE TABLE domain_counts AS SELECT domain, dataset_id, count(*)::bigint AS url_count FROM urls GROUP BY 1, 2",
-		"ALTER TABLE domain_counts ADD PRIMARY KEY (domain, dataset_id)",
+		// stored in key order and covered by its key, so a domain's counts
+		// are an index-only scan of adjacent entries: without them each
+		// of a domain's rows cost a heap page (a bitmap heap scan), which
+		// made PostgreSQL look slower at domain_datasets than it is
+		"CREATE TABLE domain_counts AS SELECT domain, dataset_id, count(*)::bigint AS url_count FROM urls GROUP BY 1, 2 ORDER BY 1, 2",
+		"ALTER TABLE domain_counts ADD PRIMARY KEY (domain, dataset_id) INCLUDE (url_count)",
 		"VACUUM ANALYZE urls",
 		"VACUUM ANALYZE domain_counts",
 	} {
@@ -524,8 +588,7 @@ func (r *Result) runPG(ctx context.Context, o Options, storeDir string, queries 
 	if n != r.URLs {
 		o.logf("PostgreSQL holds %d rows, the generator made %d URLs", n, r.URLs)
 	}
-	nc := func(ctx context.Context) (client, error) { return newPGWireClient(ctx, pg.url, pgDD, pgFP) }
-	return r.cells(ctx, o, "PG", r.PG, queries, nc)
+	return nil
 }
 
 // sqlRowsSource feeds DuckDB rows to pgx CopyFrom.

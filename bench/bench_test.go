@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,4 +112,80 @@ func TestRealisticCorpusShape(t *testing.T) {
 		t.Errorf("average %.1f bytes, %.2f with a query, %.2f http, %d four-segment paths", avg, q, h, depth4)
 	}
 	t.Logf("average %.1f bytes, %.2f with a query, %.2f http", avg, q, h)
+}
+
+func TestParseWirebench(t *testing.T) {
+	line := "dhsi-fp-c4                   clients=4 tps=1234.5 mean_ms=3.210 p50_ms=3.000 p95_ms=5.000 p99_ms=7.500 max_ms=12.00 rows_per_q=812.3 errors=0 n=12345 warm_n=2000 wall_s=10.00 mapped=0 client_n_min=3000 client_n_max=3200"
+	r, err := parseWirebench(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Label != "dhsi-fp-c4" || r.Clients != 4 || r.TPS != 1234.5 || r.P50 != 3 || r.P99 != 7.5 || r.RowsPerQ != 812.3 || r.N != 12345 || r.WarmN != 2000 || r.ClientMin != 3000 || r.ClientMax != 3200 {
+		t.Errorf("%+v", r)
+	}
+	for _, bad := range []string{"", "x tps=1", "x clients=1 tps=abc p50_ms=1 p99_ms=1 errors=0 n=1", "x clients=1 tps=1 p50_ms=1 errors=0 n=1"} {
+		if _, err := parseWirebench(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// TestWirebenchTiny builds wirebench from the embedded source and runs the
+// wirebench cells, two rounds at one client, against a DHSI server on a tiny
+// corpus (and PostgreSQL 15 beside it when its binaries are installed),
+// checking that every line wirebench printed parsed and counted queries.
+func TestWirebenchTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dhsi and wirebench, starts dhsi serve")
+	}
+	wb, err := BuildWirebench(t.Context(), t.TempDir())
+	if errors.Is(err, ErrNoCC) {
+		t.Skipf("SKIPPED, NOT TESTED: the wirebench method of dhsi bench: %v (apt-get install gcc libpq-dev)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "dhsi")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/dhsi/dhsi/cmd/dhsi")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	_, statErr := os.Stat(filepath.Join(pgBin, "postgres"))
+	skipPG := statErr != nil
+	if skipPG {
+		t.Logf("PostgreSQL 15 is not installed (%s): measuring DHSI alone", pgBin)
+	}
+	var log strings.Builder
+	res, err := Run(t.Context(), Options{URLs: 5000, Domains: 200, Datasets: 2, Clients: []int{1}, Queries: 300,
+		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Client: ClientWirebench, Wirebench: wb,
+		Shape: ShapeRealistic, SkipPG: skipPG, SkipCold: true, Bin: bin, Log: &log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	var out strings.Builder
+	res.Print(&out)
+	t.Log(log.String() + out.String())
+	if len(res.WB) != len(wbSpecs) {
+		t.Fatalf("%d wirebench cells, want %d", len(res.WB), len(wbSpecs))
+	}
+	for _, c := range res.WB {
+		if len(c.rounds) != 2 || !c.rounds[0].dhsiFirst || c.rounds[1].dhsiFirst {
+			t.Errorf("%s: rounds %+v, want two, DHSI first then PostgreSQL first", c.spec.key, c.rounds)
+			continue
+		}
+		for i, rd := range c.rounds {
+			if rd.dhsi.N == 0 || rd.dhsi.TPS <= 0 || rd.dhsi.P99 < rd.dhsi.P50 || rd.dhsi.RowsPerQ <= 0 {
+				t.Errorf("%s round %d: DHSI %+v", c.spec.key, i+1, rd.dhsi)
+			}
+			if !skipPG && (rd.pg.N == 0 || rd.pg.TPS <= 0 || rd.ratio() <= 0 || rd.pg.RowsPerQ <= 0) {
+				t.Errorf("%s round %d: PostgreSQL %+v", c.spec.key, i+1, rd.pg)
+			}
+		}
+	}
+	if !strings.HasPrefix(res.Check, "ok") {
+		t.Errorf("check: %s", res.Check)
+	}
+	if !strings.Contains(out.String(), "tps, DHSI ÷ PostgreSQL") {
+		t.Errorf("no ratio table in\n%s", out.String())
+	}
 }

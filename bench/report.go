@@ -41,6 +41,10 @@ func (r *Result) Print(w io.Writer) {
 	o := r.Opts
 	var rows []row
 	get := func(m map[string]cell, k string) (cell, bool) { c, ok := m[k]; return c, ok && c.ok() }
+	wire := o.Client == ClientWirebench
+	if wire {
+		r.printWirebench(w)
+	}
 	for _, q := range []struct {
 		key, name, target string
 		lim               float64
@@ -49,6 +53,9 @@ func (r *Result) Print(w io.Writer) {
 		{"fp", "first page (1000 URLs)", "p99 <= 5 ms", 5},
 	} {
 		for _, n := range o.Clients {
+			if wire {
+				break // the wirebench table above has them
+			}
 			k := fmt.Sprintf("%s/%d", q.key, n)
 			d, hd := get(r.DHSI, k)
 			p, hp := get(r.PG, k)
@@ -112,10 +119,14 @@ func (r *Result) Print(w io.Writer) {
 		duck: float64(r.LakeBytes) / float64(r.URLs), hasK: !o.SkipDuckDB,
 		unit: "B/URL", target: "<= 20 B/URL", met: func(v float64) bool { return v <= 20 }})
 
-	fmt.Fprintf(w, "\nDHSI benchmark: %d URLs, %d domains, %d datasets; Zipf s=%.2f v=%d; pgx prepared statements over TCP loopback\n",
-		r.URLs, o.Domains, o.Datasets, zipfS, zipfV)
-	fmt.Fprintf(w, "warm cells: the %d-query set run once per query (at most %v), then %v warm-up and %v measured per cell\n",
-		warmQueries, o.Duration, o.Warmup, o.Duration)
+	if wire {
+		fmt.Fprintf(w, "\nbuild, bytes and memory: %d URLs, %d domains, %d datasets; Zipf s=%.2f v=%d\n", r.URLs, o.Domains, o.Datasets, zipfS, zipfV)
+	} else {
+		fmt.Fprintf(w, "\nDHSI benchmark: %d URLs, %d domains, %d datasets; Zipf s=%.2f v=%d; pgx prepared statements over TCP loopback (--client pgx: the client costs more per query than DHSI's server work; --client wirebench for ratios)\n",
+			r.URLs, o.Domains, o.Datasets, zipfS, zipfV)
+		fmt.Fprintf(w, "warm cells: the %d-query set run once per query (at most %v), then %v warm-up and %v measured per cell\n",
+			len(r.queries), o.Duration, o.Warmup, o.Duration)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.Debug)
 	fmt.Fprintln(tw, "measurement\tDHSI\ttarget\tmet\tPostgreSQL 15\tDuckDB scan\tDHSI/PG\tDHSI/DuckDB\t")
 	val := func(has bool, v float64, unit string) string {
@@ -158,6 +169,9 @@ func (r *Result) Print(w io.Writer) {
 	}
 	if o.SkipPG {
 		notes = append(notes, "PostgreSQL skipped (--skip-pg)")
+	}
+	if wire {
+		notes = append(notes, "the DuckDB-scan peer is measured with --client pgx only")
 	}
 	fmt.Fprintf(w, "notes:\n  %s\n", strings.Join(notes, "\n  "))
 }

@@ -1,0 +1,306 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Client names the load client of the warm cells.
+type Client string
+
+const (
+	// ClientPGX is the Go pgx client of the earlier tables: it costs more
+	// CPU per query than DHSI's server work, so its ratios flatter
+	// whichever server is slower per query.
+	ClientPGX Client = "pgx"
+	// ClientWirebench drives DHSI and PostgreSQL alike with wirebench.c
+	// (bench/wirebench), interleaved A B | B A over the rounds (issue 16).
+	ClientWirebench Client = "wirebench"
+)
+
+// wbSpec is one cell of the wirebench table: a statement on DHSI and its
+// PostgreSQL counterpart, and which parameters wirebench binds.
+type wbSpec struct {
+	key, name string
+	dhsi, pg  string
+	params    string // wirebench -p
+}
+
+const (
+	dhsiPP = "SELECT dataset_id, url_count FROM domain_datasets($1) WHERE url_count > 0 ORDER BY url_count DESC"
+	pgPP   = "SELECT dataset_id, url_count FROM domain_counts WHERE domain = $1 AND url_count > 0 ORDER BY url_count DESC"
+)
+
+var wbSpecs = []wbSpec{
+	{"dd", "domain_datasets($1) vs PG's (domain, dataset_id, count) table", "SELECT * FROM domain_datasets($1)", pgDD, "d"},
+	{"fp", "first page domain_urls($1,$2,0,1000) vs PG's B-tree", "SELECT * FROM domain_urls($1, $2, 0, 1000)", pgFP, "dd"},
+	{"pp", "as a person writes it: domain_datasets($1) WHERE url_count > 0 ORDER BY url_count DESC", dhsiPP, pgPP, "d"},
+	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none"},
+}
+
+// wbRound is one round of a cell: both systems, one after the other.
+type wbRound struct {
+	dhsiFirst      bool
+	dhsi, pg       wbResult
+	hasPG          bool
+	dhsiCPU, pgCPU time.Duration // server CPU per query (0: not known)
+}
+
+func (r wbRound) ratio() float64 {
+	if !r.hasPG || r.pg.TPS == 0 {
+		return 0
+	}
+	return r.dhsi.TPS / r.pg.TPS
+}
+
+// wbCell is one (statement, client count) of the wirebench table.
+type wbCell struct {
+	spec    wbSpec
+	clients int
+	rounds  []wbRound
+}
+
+// wbSystem is one server under measurement.
+type wbSystem struct {
+	name, conninfo string
+	// cpu is the server's CPU time so far, settled: PostgreSQL's backends
+	// count once they have exited and been reaped
+	cpu func() (time.Duration, error)
+}
+
+// settledCPU reads procCPU until two reads 50 ms apart agree (at most 2 s).
+func settledCPU(pid int, children bool) (time.Duration, error) {
+	prev, err := procCPU(pid, children)
+	if err != nil {
+		return 0, err
+	}
+	for range 40 {
+		time.Sleep(50 * time.Millisecond)
+		cur, err := procCPU(pid, children)
+		if err != nil {
+			return 0, err
+		}
+		if cur == prev {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return prev, nil
+}
+
+// runWirebenchCells serves the built store, loads PostgreSQL (unless
+// skipped), and measures every cell of wbSpecs at every client count, each
+// in o.Rounds rounds: DHSI then PostgreSQL in even rounds, PostgreSQL then
+// DHSI in odd ones.
+func (r *Result) runWirebenchCells(ctx context.Context, o Options, work, storeDir string, queries []Query) error {
+	bin := o.Wirebench
+	if bin == "" {
+		b, err := BuildWirebench(ctx, filepath.Join(work, "wirebench"))
+		if err != nil {
+			return err
+		}
+		bin = b
+	}
+	qfile := filepath.Join(work, "queries.csv")
+	if err := writeQueryFile(qfile, r.corp, queries, r.DatasetIDs); err != nil {
+		return err
+	}
+	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve.log"), nil,
+		"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0")
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	r.Check = r.check(ctx, url, queries)
+	dhsi := wbSystem{name: "DHSI", conninfo: url, cpu: func() (time.Duration, error) { return settledCPU(srv.cmd.Process.Pid, false) }}
+	systems := []wbSystem{dhsi}
+	if !o.SkipPG {
+		pg, err := r.loadPG(ctx, o, storeDir)
+		if err != nil {
+			return err
+		}
+		defer pg.stop()
+		systems = append(systems, wbSystem{name: "PG", conninfo: pg.url, cpu: func() (time.Duration, error) { return settledCPU(pg.proc.cmd.Process.Pid, true) }})
+	}
+	stmt := func(sys wbSystem, s wbSpec) string {
+		if sys.name == "DHSI" {
+			return s.dhsi
+		}
+		return s.pg
+	}
+	// warm: each system runs the query set once, in order, on one
+	// connection (domain_datasets' caches serve the person-written cell too)
+	for _, sys := range systems {
+		for _, s := range wbSpecs[:2] {
+			t0 := time.Now()
+			res, err := runWirebench(ctx, bin, wbRun{conninfo: sys.conninfo, sql: stmt(sys, s), params: s.params, queries: qfile,
+				clients: 1, fixedN: len(queries), sequential: true, label: "prime-" + s.key})
+			if err != nil {
+				return fmt.Errorf("%s: %w", sys.name, err)
+			}
+			o.logf("%-4s %s primed: %d queries in %v (%.0f q/s)", sys.name, s.key, res.N, time.Since(t0).Round(time.Millisecond), res.TPS)
+		}
+	}
+	measure := func(sys wbSystem, s wbSpec, n int) (wbResult, time.Duration, error) {
+		cpu0, cerr := sys.cpu()
+		res, err := runWirebench(ctx, bin, wbRun{conninfo: sys.conninfo, sql: stmt(sys, s), params: s.params, queries: qfile,
+			clients: n, dur: o.Duration, warm: o.Warmup, label: fmt.Sprintf("%s-%s-c%d", strings.ToLower(sys.name), s.key, n)})
+		if err != nil {
+			return res, 0, fmt.Errorf("%s: %w", sys.name, err)
+		}
+		var perQ time.Duration
+		if cpu1, err := sys.cpu(); err == nil && cerr == nil && res.N+res.WarmN > 0 {
+			perQ = (cpu1 - cpu0) / time.Duration(res.N+res.WarmN)
+		}
+		return res, perQ, nil
+	}
+	for _, s := range wbSpecs {
+		for _, n := range o.Clients {
+			c := wbCell{spec: s, clients: n}
+			for round := range o.Rounds {
+				rd := wbRound{dhsiFirst: round%2 == 0, hasPG: len(systems) > 1}
+				order := systems
+				if !rd.dhsiFirst && len(systems) > 1 {
+					order = []wbSystem{systems[1], systems[0]}
+				}
+				for _, sys := range order {
+					res, cpu, err := measure(sys, s, n)
+					if err != nil {
+						return err
+					}
+					if sys.name == "DHSI" {
+						rd.dhsi, rd.dhsiCPU = res, cpu
+					} else {
+						rd.pg, rd.pgCPU = res, cpu
+					}
+				}
+				c.rounds = append(c.rounds, rd)
+				line := fmt.Sprintf("%-3s x%-2d round %d: DHSI %.0f tps p50 %.3f p99 %.3f ms", s.key, n, round+1, rd.dhsi.TPS, rd.dhsi.P50, rd.dhsi.P99)
+				if rd.hasPG {
+					line += fmt.Sprintf(" | PG %.0f tps p50 %.3f p99 %.3f ms | DHSI/PG %.2f", rd.pg.TPS, rd.pg.P50, rd.pg.P99, rd.ratio())
+				}
+				o.logf("%s", line)
+			}
+			r.WB = append(r.WB, c)
+		}
+	}
+	r.ServeRSS = srv.peakRSS()
+	return nil
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func (c wbCell) meanOf(f func(wbRound) float64) float64 {
+	var xs []float64
+	for _, rd := range c.rounds {
+		xs = append(xs, f(rd))
+	}
+	return mean(xs)
+}
+
+// printWirebench writes the ratio table (the headline: DHSI ÷ PostgreSQL
+// tps per cell and client count, the mean of the rounds' ratios, each
+// round's ratio after it) and the per-round detail.
+func (r *Result) printWirebench(w io.Writer) {
+	o := r.Opts
+	fmt.Fprintf(w, "\nDHSI vs PostgreSQL 15, wirebench (libpq, one prepared statement per connection, TCP 127.0.0.1): %d URLs, %d domains, %d datasets, %s corpus\n",
+		r.URLs, o.Domains, o.Datasets, shapeName(o.Shape))
+	fmt.Fprintf(w, "each measurement: %v warm-up + %v measured; %d rounds per cell, DHSI first in odd rounds, PostgreSQL first in even ones (A B | B A); both served the %d-query set once before\n\n",
+		o.Warmup, o.Duration, o.Rounds, len(r.queries))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.Debug)
+	hdr := "tps, DHSI ÷ PostgreSQL (mean of rounds: round 1, round 2, …)"
+	for _, n := range o.Clients {
+		hdr += fmt.Sprintf("\t%d client(s)", n)
+	}
+	fmt.Fprintln(tw, hdr+"\t")
+	for _, s := range wbSpecs {
+		line := s.name
+		for _, n := range o.Clients {
+			c, ok := r.wbCell(s.key, n)
+			if !ok || len(c.rounds) == 0 || !c.rounds[0].hasPG {
+				line += "\tn/a"
+				continue
+			}
+			var each []string
+			for _, rd := range c.rounds {
+				each = append(each, fmt.Sprintf("%.2f", rd.ratio()))
+			}
+			line += fmt.Sprintf("\t%.2f (%s)", c.meanOf(wbRound.ratio), strings.Join(each, ", "))
+		}
+		fmt.Fprintln(tw, line+"\t")
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nper round (p50/p99 in ms; server CPU per query from /proc: DHSI's serve process, PostgreSQL's postmaster and its reaped backends; conns: queries by the slowest/fastest connection)")
+	tw = tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "cell\tclients\tround\tfirst\tDHSI tps\tPG tps\tDHSI÷PG\tDHSI p50/p99\tPG p50/p99\tDHSI µs CPU/q\tPG µs CPU/q\tDHSI conns\tPG conns\tDHSI rows/q\tPG rows/q\t")
+	us := func(d time.Duration) string {
+		if d == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f", float64(d)/1e3)
+	}
+	for _, c := range r.WB {
+		for i, rd := range c.rounds {
+			first := "DHSI"
+			if !rd.dhsiFirst {
+				first = "PG"
+			}
+			pgTPS, ratio, pgLat, pgCPU, pgConns, pgRows := "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"
+			if rd.hasPG {
+				pgTPS, ratio = fmt.Sprintf("%.0f", rd.pg.TPS), fmt.Sprintf("%.2f", rd.ratio())
+				pgLat = fmt.Sprintf("%.3f/%.3f", rd.pg.P50, rd.pg.P99)
+				pgCPU, pgConns, pgRows = us(rd.pgCPU), fmt.Sprintf("%d/%d", rd.pg.ClientMin, rd.pg.ClientMax), fmt.Sprintf("%.1f", rd.pg.RowsPerQ)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.0f\t%s\t%s\t%.3f/%.3f\t%s\t%s\t%s\t%d/%d\t%s\t%.1f\t%s\t\n", c.spec.key, c.clients, i+1, first,
+				rd.dhsi.TPS, pgTPS, ratio, rd.dhsi.P50, rd.dhsi.P99, pgLat, us(rd.dhsiCPU), pgCPU, rd.dhsi.ClientMin, rd.dhsi.ClientMax, pgConns, rd.dhsi.RowsPerQ, pgRows)
+		}
+		if len(c.rounds) > 1 {
+			pg := "n/a"
+			ratio, pgLat := "n/a", "n/a"
+			if c.rounds[0].hasPG {
+				pg = fmt.Sprintf("%.0f", c.meanOf(func(rd wbRound) float64 { return rd.pg.TPS }))
+				ratio = fmt.Sprintf("%.2f", c.meanOf(wbRound.ratio))
+				pgLat = fmt.Sprintf("%.3f/%.3f", c.meanOf(func(rd wbRound) float64 { return rd.pg.P50 }), c.meanOf(func(rd wbRound) float64 { return rd.pg.P99 }))
+			}
+			fmt.Fprintf(tw, "%s\t%d\tmean\t\t%.0f\t%s\t%s\t%.3f/%.3f\t%s\t\t\t\t\t\t\t\n", c.spec.key, c.clients,
+				c.meanOf(func(rd wbRound) float64 { return rd.dhsi.TPS }), pg, ratio,
+				c.meanOf(func(rd wbRound) float64 { return rd.dhsi.P50 }), c.meanOf(func(rd wbRound) float64 { return rd.dhsi.P99 }), pgLat)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "cells:")
+	for _, s := range wbSpecs {
+		fmt.Fprintf(w, "  %-3s DHSI: %s\n      PG:   %s\n", s.key, s.dhsi, s.pg)
+	}
+}
+
+func (r *Result) wbCell(key string, n int) (wbCell, bool) {
+	for _, c := range r.WB {
+		if c.spec.key == key && c.clients == n {
+			return c, true
+		}
+	}
+	return wbCell{}, false
+}
+
+func shapeName(s Shape) Shape {
+	if s == "" {
+		return ShapeSimple
+	}
+	return s
+}
