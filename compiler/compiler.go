@@ -476,6 +476,9 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			res.InboxKept++
 		}
 	}
+	if res.InboxMerged > 0 {
+		c.signals.bump(PendingSignalKey) // the inbox changed too
+	}
 	return res, nil
 }
 

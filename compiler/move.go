@@ -199,6 +199,9 @@ func (c *Compiler) moveObjects(ctx context.Context, id string, objs []store.Attr
 			res.InboxKept++
 		}
 	}
+	if res.InboxMerged > 0 {
+		c.signals.bump(PendingSignalKey)
+	}
 	res.Status = StatusCompacted
 	return res, nil
 }

@@ -15,7 +15,8 @@ import (
 // after something a reader lists has changed, so that a server's refresh
 // lists them — one request — instead of the whole inbox and every shard.
 //
-//	indexes/domains/signals/pending     bumped after DHSI writers land inbox or batch objects
+//	indexes/domains/signals/pending     bumped after DHSI writers land inbox or batch objects,
+//	                                    and after a compaction retires them
 //	indexes/domains/signals/shards-{h}  bumped after a shard whose id starts with hex h is
 //	                                    written, or deleted by a move
 //

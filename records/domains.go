@@ -96,7 +96,10 @@ type Domains struct {
 	// when the last full refresh began, and how far apart full ones are
 	signals   map[string]store.ETag
 	lastFull  time.Time
+	fullTook  time.Duration // how long the last full refresh took
 	fullEvery time.Duration
+	fullShare float64
+	fullNext  bool // RefreshAll asked for one
 }
 
 // Options configure Open.
@@ -107,17 +110,28 @@ type Options struct {
 	// shards from the store).
 	CacheBytes int64
 	// FullRefreshEvery is how far apart refreshes list the whole inbox
-	// and every shard (default DefaultFullRefresh); those between list the
-	// change signals and what they name. Records landed by writers that
-	// bump no signal (plain S3 PUTs) appear within it.
+	// and every shard at most (default DefaultFullRefresh); those between
+	// list the change signals and what they name. Records landed by
+	// writers that bump no signal (plain S3 PUTs) appear within it.
 	FullRefreshEvery time.Duration
+	// FullRefreshShare is the share of the time full refreshes may take
+	// (default DefaultFullRefreshShare): one runs as soon as the time since
+	// the last is that many times as long as the last took, so a small
+	// store is listed whole at every refresh, a large one rarely. Negative:
+	// only FullRefreshEvery.
+	FullRefreshShare float64
 }
 
 // DefaultCacheBytes is the shard cache's default bound.
 const DefaultCacheBytes = 256 << 20
 
-// DefaultFullRefresh is how far apart full refreshes are by default.
+// DefaultFullRefresh is how far apart full refreshes are at most by
+// default.
 const DefaultFullRefresh = 30 * time.Second
+
+// DefaultFullRefreshShare is the share of the time full refreshes take at
+// most, by default.
+const DefaultFullRefreshShare = 0.05
 
 // SchemaFields returns the current schema's field names.
 func (d *Domains) SchemaFields() []string {
@@ -172,7 +186,10 @@ func Open(ctx context.Context, st store.Store, db *sql.DB, o Options) (*Domains,
 	if o.FullRefreshEvery <= 0 {
 		o.FullRefreshEvery = DefaultFullRefresh
 	}
-	d := &Domains{st: st, db: db, log: o.Log, limit: o.CacheBytes, pending: map[string]*pendingObject{}, fullEvery: o.FullRefreshEvery}
+	if o.FullRefreshShare == 0 {
+		o.FullRefreshShare = DefaultFullRefreshShare
+	}
+	d := &Domains{st: st, db: db, log: o.Log, limit: o.CacheBytes, pending: map[string]*pendingObject{}, fullEvery: o.FullRefreshEvery, fullShare: o.FullRefreshShare}
 	if err := d.registerFunctions(ctx); err != nil {
 		return nil, err
 	}
@@ -241,6 +258,16 @@ func (d *Domains) Refresh(ctx context.Context) error {
 	}
 }
 
+// RefreshAll is Refresh listing the whole inbox and every shard: what a
+// statement that just changed the store (CALL compact_shard) runs, so its
+// session sees everything it did.
+func (d *Domains) RefreshAll(ctx context.Context) error {
+	d.mu.Lock()
+	d.fullNext = true
+	d.mu.Unlock()
+	return d.Refresh(ctx)
+}
+
 // refreshPackage reads datapackage.json when its ETag changed.
 func (d *Domains) refreshPackage(ctx context.Context) error {
 	a, err := d.st.Head(ctx, compiler.SchemaKey)
@@ -282,7 +309,9 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	full := d.signals == nil || len(signals) == 0 || etag != before || layouts.Resharding() || time.Since(d.lastFull) >= d.fullEvery
+	since := time.Since(d.lastFull)
+	full := d.signals == nil || len(signals) == 0 || etag != before || layouts.Resharding() || d.fullNext ||
+		since >= d.fullEvery || d.fullShare > 0 && float64(since) >= float64(d.fullTook)/d.fullShare
 	pending, shards := d.pending, map[string]listedShard{}
 	if full {
 		if pending, _, err = d.observeInbox(ctx); err != nil {
@@ -332,7 +361,7 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 	}
 	d.pending, d.signals = pending, signals
 	if full {
-		d.lastFull = began
+		d.lastFull, d.fullTook, d.fullNext = began, time.Since(began), false
 	}
 	d.view.Store(newView(d.fields, layouts, pending, shards, d.shards))
 	return true, nil

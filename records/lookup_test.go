@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/shard"
@@ -218,5 +219,63 @@ func TestLookupDuringANarrowing(t *testing.T) {
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM public.domains").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("scan after the move: %d rows %v, want 1", n, err)
+	}
+}
+
+// TestScanAcrossAResharding: a resharding 2 → 3 begins after the view was
+// listed, and a mover deletes shard 5e once its records are in 5e0…5ef.
+// A scan and a lookup through that view still find every record.
+func TestScanAcrossAResharding(t *testing.T) {
+	ctx := context.Background()
+	st, err := localfs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var moving []string
+	for i := 0; len(moving) < 5; i++ {
+		if d := fmt.Sprintf("w%d.example", i); shard.Default().Of(d) == "5e" {
+			moving = append(moving, d)
+		}
+	}
+	var lines []string
+	for _, d := range moving {
+		lines = append(lines, testLine(d, "Moving"))
+	}
+	sort.Strings(lines)
+	if _, err := st.Put(ctx, compiler.ShardKey("5e"), strings.NewReader(testHeader+strings.Join(lines, "")), store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, compiler.ShardKey("00"), strings.NewReader(testHeader+testLine("stays.example", "Stays")), store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	if _, err := Open(ctx, st, db, Options{FullRefreshShare: -1, FullRefreshEvery: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	// the resharding, after the view: the package first, then the move
+	pkg, etag, err := LoadPackageVersion(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := WithLayouts(pkg, Layouts{Current: shard.Layout{Width: 3}, Previous: shard.Layout{Width: 2}})
+	if _, err := st.Put(ctx, compiler.SchemaKey, strings.NewReader(string(body)), store.Cond{IfMatch: etag}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range moving {
+		id := shard.Layout{Width: 3}.Of(d)
+		if _, err := st.Put(ctx, compiler.ShardKey(id), strings.NewReader(testHeader+testLine(d, "Moving")), store.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Delete(ctx, compiler.ShardKey("5e"), store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(DISTINCT domain) FROM public.domains").Scan(&n); err != nil || n != len(moving)+1 {
+		t.Fatalf("scan during the resharding: %d domains %v, want %d", n, err, len(moving)+1)
+	}
+	var c string
+	if err := db.QueryRowContext(ctx, "SELECT company_name FROM public.domain_record($1)", moving[0]).Scan(&c); err != nil || c != "Moving" {
+		t.Fatalf("lookup during the resharding: %q %v", c, err)
 	}
 }

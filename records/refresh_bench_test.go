@@ -69,7 +69,7 @@ func BenchmarkRefreshS3(b *testing.B) {
 	}{{"full", time.Nanosecond}, {"signals", time.Hour}} {
 		b.Run(mode.name, func(b *testing.B) {
 			db := openTestDB(b)
-			d, err := Open(ctx, st, db, Options{FullRefreshEvery: mode.full})
+			d, err := Open(ctx, st, db, Options{FullRefreshEvery: mode.full, FullRefreshShare: -1})
 			if err != nil {
 				b.Fatal(err)
 			}

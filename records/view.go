@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -126,14 +127,16 @@ type scanner struct {
 
 	pendingAt, recordAt int
 	foreign, current    []string
-	shards              map[string]listedShard // what current keys are read at
+	shards              map[string]listedShard // what keys are read at: the view's listing, then newer ones
+	layouts             Layouts                // the layouts current keys are of
 	relist              bool                   // a foreign shard was gone: list the current ones again (R2)
+	relisted            bool                   // the layouts changed once during the scan
 	shard               *parsedShard
 	shardAt             int
 }
 
 func (v *view) scan(ctx context.Context, st store.Store, source rowSource) *scanner {
-	s := &scanner{ctx: ctx, st: st, v: v, source: source, shards: v.shards}
+	s := &scanner{ctx: ctx, st: st, v: v, source: source, shards: v.shards, layouts: v.layouts}
 	if source != sourceInbox {
 		s.foreign, s.current = v.shardKeys()
 	}
@@ -170,7 +173,7 @@ func (s *scanner) nextShard() error {
 	for len(s.foreign) > 0 {
 		key := s.foreign[0]
 		s.foreign = s.foreign[1:]
-		ls := s.v.shards[key]
+		ls := s.shards[key]
 		p, err := s.v.cache.get(s.ctx, key, ls.etag, ls.at)
 		if errors.Is(err, errShardGone) {
 			s.relist = true // R2: its records are in current-width shards
@@ -186,14 +189,17 @@ func (s *scanner) nextShard() error {
 		// R2: the current-width shards as they are now, after the moves
 		// that deleted the foreign shards this scan found gone
 		s.relist = false
-		cur, err := listShards(s.ctx, s.st, s.v.layouts, true)
+		cur, err := listShards(s.ctx, s.st, s.layouts, true)
 		if err != nil {
 			return err
 		}
-		s.shards, s.current = cur, nil
-		for k := range cur {
+		merged := maps.Clone(s.shards)
+		s.current = nil
+		for k, ls := range cur {
+			merged[k] = ls
 			s.current = append(s.current, k)
 		}
+		s.shards = merged
 		sort.Strings(s.current)
 	}
 	for len(s.current) > 0 {
@@ -202,7 +208,13 @@ func (s *scanner) nextShard() error {
 		ls := s.shards[key]
 		p, err := s.v.cache.get(s.ctx, key, ls.etag, ls.at)
 		if errors.Is(err, errShardGone) {
-			return errLayoutMoved
+			// a resharding that began after the view was listed moved
+			// it: the rest of this width are foreign now (R2), then the
+			// new width's shards as they are after this
+			if err := s.layoutMoved(); err != nil {
+				return err
+			}
+			return s.nextShard()
 		}
 		if err != nil {
 			return err
@@ -210,6 +222,30 @@ func (s *scanner) nextShard() error {
 		s.shard = p
 		return nil
 	}
+	return nil
+}
+
+// layoutMoved follows a resharding that began during the scan, once a
+// current-width shard was found gone: the store's layouts are read again,
+// and must show the scan's current width as the previous one (else the
+// shard went for no reason DHSI knows, and the scan fails).
+func (s *scanner) layoutMoved() error {
+	if s.relisted {
+		return errLayoutMoved // a second change in one statement: run it again
+	}
+	pkg, err := ReadPackage(s.ctx, s.st)
+	if err != nil {
+		return err
+	}
+	now, err := LayoutsOf(pkg)
+	if err != nil {
+		return err
+	}
+	if now.Current == s.layouts.Current || now.Previous != s.layouts.Current {
+		return errLayoutMoved
+	}
+	s.foreign, s.current, s.layouts = s.current, nil, now
+	s.relist, s.relisted = true, true
 	return nil
 }
 

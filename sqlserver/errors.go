@@ -124,6 +124,9 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 	if strings.HasPrefix(lower, "reshard: the width must be") {
 		return codes.InvalidParameterValue // reshard.ErrWidth
 	}
+	if has("shard layout changed while the statement ran") {
+		return codes.SerializationFailure // records' errLayoutMoved: run it again
+	}
 	if strings.HasPrefix(lower, "dataset ") && has(" is not in index version ") {
 		return codes.UndefinedObject // udf.UnknownDataset, raised inside domain_urls
 	}

@@ -461,7 +461,7 @@ func domainProcedures(st store.Store, d *records.Domains, log *slog.Logger) udf.
 			}
 			return compiler.InboxKey(domain), nil
 		},
-		Changed: d.Refresh,
+		Changed: d.RefreshAll,
 		Reshard: func(ctx context.Context, width int) (udf.ReshardResult, error) {
 			r, err := reshard.Run(ctx, st, reshard.Options{Width: width, Log: log})
 			if err != nil {
