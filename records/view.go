@@ -167,14 +167,20 @@ func (s *scanner) next() ([]driver.Value, error) {
 	}
 }
 
+// read takes the first key of keys and reads its shard, as the scan's
+// listing of it requires (shardCache S2).
+func (s *scanner) read(keys *[]string) (*parsedShard, error) {
+	key := (*keys)[0]
+	*keys = (*keys)[1:]
+	ls := s.shards[key]
+	return s.v.cache.get(s.ctx, key, ls.etag, ls.at)
+}
+
 // nextShard reads the next shard into s.shard (nil at the end).
 func (s *scanner) nextShard() error {
 	s.shard, s.shardAt = nil, 0
 	for len(s.foreign) > 0 {
-		key := s.foreign[0]
-		s.foreign = s.foreign[1:]
-		ls := s.shards[key]
-		p, err := s.v.cache.get(s.ctx, key, ls.etag, ls.at)
+		p, err := s.read(&s.foreign)
 		if errors.Is(err, errShardGone) {
 			s.relist = true // R2: its records are in current-width shards
 			continue
@@ -203,10 +209,7 @@ func (s *scanner) nextShard() error {
 		sort.Strings(s.current)
 	}
 	for len(s.current) > 0 {
-		key := s.current[0]
-		s.current = s.current[1:]
-		ls := s.shards[key]
-		p, err := s.v.cache.get(s.ctx, key, ls.etag, ls.at)
+		p, err := s.read(&s.current)
 		if errors.Is(err, errShardGone) {
 			// a resharding that began after the view was listed moved
 			// it: the rest of this width are foreign now (R2), then the
