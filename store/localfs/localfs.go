@@ -375,7 +375,9 @@ func (s *Store) Delete(ctx context.Context, key string, cond store.Cond) error {
 		return fmt.Errorf("localfs: delete %q: %w", key, &fs.PathError{Op: "unlink", Path: p, Err: err})
 	}
 	dir := filepath.Dir(p)
-	if err := syncDir(dir); err != nil {
+	// a concurrent Delete of the last sibling may have pruned dir already:
+	// the entry went with it, and the pruner synced dir's parent
+	if err := syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("localfs: delete %q: %w", key, err)
 	}
 	s.prune(dir)

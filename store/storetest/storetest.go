@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"A put canceled while reading leaves nothing visible", testPutCanceled},
 		{"A put that changes the content gives a different ETag", testETagChanges},
 		{"Delete removes the object", testDelete},
+		{"Concurrent deletes of every key of a prefix all succeed", testDeleteConcurrently},
 		{"Deleting a missing key is not an error", testDeleteMissing},
 		{"Delete with a matching IfMatch removes the object", testDeleteIfMatch},
 		{"Delete with a stale IfMatch returns ErrPreconditionFailed and changes nothing", testDeleteStale},
@@ -591,6 +592,38 @@ func testDelete(t *testing.T, s store.Store) {
 	}
 	// The key can be created again.
 	put(t, s, "dir/k", "again", store.Cond{IfNoneMatch: true})
+}
+
+// testDeleteConcurrently: a compaction retires a shard's batch objects in
+// parallel; on the local directory the last delete prunes the directory
+// under the others (measured: "open …/batches/1b: no such file or
+// directory" from a delete that had already unlinked its file).
+func testDeleteConcurrently(t *testing.T, s store.Store) {
+	for round := 0; round < 5; round++ {
+		var keys []string
+		for i := 0; i < 16; i++ {
+			keys = append(keys, fmt.Sprintf("batches/%d/k%02d", round, i))
+			put(t, s, keys[i], "x", store.Cond{})
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(keys))
+		for i, k := range keys {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.Delete(context.Background(), k, store.Cond{})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: Delete(%s) = %v", round, keys[i], err)
+			}
+		}
+		if got := listKeys(t, s, fmt.Sprintf("batches/%d/", round)); len(got) != 0 {
+			t.Fatalf("round %d: keys left after the deletes: %q", round, got)
+		}
+	}
 }
 
 func testDeleteMissing(t *testing.T, s store.Store) {
