@@ -58,7 +58,7 @@ func ParseTable(b []byte) (Table, error) {
 // neither reading fits (left out of t).
 func parseRecords(b []byte) (t Table, problems []Problem, err error) {
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	recs, err := usv.NewReader(bytes.NewReader(b)).ReadAll()
+	recs, err := usv.ParseBytes(b)
 	if err != nil {
 		return Table{}, nil, err
 	}

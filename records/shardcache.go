@@ -60,8 +60,13 @@ type parsedShard struct {
 	domain  int // the domain unit's index in table.Header (-1: none)
 	maker   rowMaker
 	order   []int32 // record indexes in domain order
-	errors  [][]driver.Value
 	cost    int64
+
+	// what the schema finds at fault, computed when domain_errors asks:
+	// checking every record took as long as parsing it
+	sch        *tableschema.Schema
+	errorsOnce sync.Once
+	errs       [][]driver.Value
 }
 
 func newShardCache(st store.Store, limit int64, parse func(string, store.ETag, []byte) *parsedShard) *shardCache {
@@ -136,34 +141,18 @@ func (c *shardCache) fetch(ctx context.Context, key string) (*parsedShard, error
 // stats reports the cache as "record".
 func (c *shardCache) stats() lru.Stats { return c.c.Stats("record") }
 
-// parseShard turns one shard version into a parsedShard. A shard holds
-// what compaction accepted; a schema changed since may find fault with
-// it: its records are served, the faults listed (domain_errors). A file
-// that does not parse is one error and no record.
+// parseShard turns one shard version into a parsedShard. A file that does
+// not parse is one error and no record.
 func parseShard(key string, etag store.ETag, b []byte, sch *tableschema.Schema) *parsedShard {
-	p := &parsedShard{key: key, etag: etag, domain: -1, cost: int64(len(b)) + 256}
+	p := &parsedShard{key: key, etag: etag, domain: -1, cost: int64(len(b)) + 256, sch: sch}
 	t, err := compiler.ParseTable(b)
 	if err != nil {
-		p.errors = append(p.errors, []driver.Value{key, int32(0), "", err.Error()})
+		p.errorsOnce.Do(func() { p.errs = [][]driver.Value{{key, int32(0), "", err.Error()}} })
 		return p
 	}
 	p.table = t
 	p.domain = indexOf(t.Header, compiler.DomainField)
 	p.maker = newRowMaker(sch.FieldNames(), t.Header)
-	checker, err := sch.NewRowChecker()
-	if err == nil {
-		_, err = checker.SetHeader(t.Header)
-	}
-	if err != nil {
-		p.errors = append(p.errors, []driver.Value{key, int32(0), "", err.Error()})
-	} else {
-		for i, r := range t.Rows {
-			_, ferrs := checker.Check(r)
-			for _, fe := range ferrs {
-				p.errors = append(p.errors, []driver.Value{key, int32(t.RecordNo(i)), fe.Field, fe.Error()})
-			}
-		}
-	}
 	p.order = make([]int32, len(t.Rows))
 	for i := range p.order {
 		p.order[i] = int32(i)
@@ -179,6 +168,29 @@ func parseShard(key string, etag store.ETag, b []byte, sch *tableschema.Schema) 
 	// unit, a slice header per record, the order
 	p.cost += int64(len(t.Rows)) * (24 + 4 + int64(len(t.Header))*16)
 	return p
+}
+
+// errors returns what the schema finds at fault in the shard. A shard holds
+// what compaction accepted; a schema changed since may find fault with
+// it: its records are served, the faults listed (domain_errors).
+func (p *parsedShard) errors() [][]driver.Value {
+	p.errorsOnce.Do(func() {
+		checker, err := p.sch.NewRowChecker()
+		if err == nil {
+			_, err = checker.SetHeader(p.table.Header)
+		}
+		if err != nil {
+			p.errs = [][]driver.Value{{p.key, int32(0), "", err.Error()}}
+			return
+		}
+		for i, r := range p.table.Rows {
+			_, ferrs := checker.Check(r)
+			for _, fe := range ferrs {
+				p.errs = append(p.errs, []driver.Value{p.key, int32(p.table.RecordNo(i)), fe.Field, fe.Error()})
+			}
+		}
+	})
+	return p.errs
 }
 
 // recordsOf returns the indexes of domain's records (at most one in a shard

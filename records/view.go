@@ -267,6 +267,6 @@ func (v *view) errorRows(ctx context.Context, st store.Store) ([][]driver.Value,
 		if s.shard == nil {
 			return out, nil
 		}
-		out = append(out, s.shard.errors...)
+		out = append(out, s.shard.errors()...)
 	}
 }

@@ -213,3 +213,98 @@ func (w *Writer) Write(units []string) error {
 
 // Flush writes buffered data.
 func (w *Writer) Flush() error { return w.w.Flush() }
+
+// ParseBytes returns the records of b: exactly what
+// NewReader(bytes.NewReader(b)).ReadAll() returns, errors included, about
+// ten times faster. Units without an escape are substrings of one string
+// copy of b, so a parsed file costs its size plus a string header per
+// unit, not an allocation per unit. (Shards are parsed whenever a
+// statement reads one, and a 2.6 MB shard took 187 ms through Reader.)
+func ParseBytes(b []byte) ([][]string, error) {
+	if !utf8.Valid(b) {
+		// Reader's error names the record and byte offset: let it find them
+		return NewReader(strings.NewReader(string(b))).ReadAll()
+	}
+	s := string(b)
+	var out [][]string
+	var units []string
+	afterSep := true // a leading line break is layout
+	sawAny := false
+	start := 0      // where the current unit's text begins in s
+	var esc []byte  // the current unit, once it held an escape
+	escaped := false
+	unit := func(end int) string {
+		if escaped {
+			u := string(append(esc, s[start:end]...))
+			esc, escaped = esc[:0], false
+			return u
+		}
+		return s[start:end]
+	}
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		// the separators: C0 0x1B–0x1F, or U+241B–U+241F (E2 90 9B–9F)
+		size, sep := 1, rune(0)
+		switch {
+		case c >= 0x1B && c <= 0x1F:
+			sep = rune(c)
+		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x90 && s[i+2] >= 0x9B && s[i+2] <= 0x9F:
+			size, sep = 3, rune(0x2400)|rune(s[i+2]-0x80)
+		}
+		if afterSep && (c == '\n' || c == '\r') {
+			i++
+			if c == '\r' && i < len(s) && s[i] == '\n' {
+				i++
+			}
+			afterSep = false
+			start = i
+			continue
+		}
+		afterSep = false
+		switch {
+		case sep == 0:
+			_, n := utf8.DecodeRuneInString(s[i:])
+			i += n
+			sawAny = true
+		case isEscape(sep):
+			if i+size == len(s) {
+				// a trailing escape escapes nothing; keep it as data
+				i += size
+				sawAny = true
+				continue
+			}
+			_, n := utf8.DecodeRuneInString(s[i+size:])
+			esc = append(esc, s[start:i]...)
+			esc = append(esc, s[i+size:i+size+n]...)
+			escaped = true
+			i += size + n
+			start = i
+			sawAny = true
+		case isUnitSep(sep):
+			units = append(units, unit(i))
+			i += size
+			start = i
+			afterSep, sawAny = true, true
+		default: // a record separator
+			units = append(units, unit(i))
+			i += size
+			start = i
+			afterSep = true
+			if len(units) == 1 && units[0] == "" && !sawAny {
+				units = units[:0] // an empty record carries nothing
+				continue
+			}
+			out = append(out, units)
+			units, sawAny = nil, false
+		}
+		if i-start+len(esc) > maxUnitSize {
+			// Reader's error, with its record number and offset
+			return NewReader(strings.NewReader(s)).ReadAll()
+		}
+	}
+	if sawAny {
+		out = append(out, append(units, unit(len(s))))
+	}
+	return out, nil
+}

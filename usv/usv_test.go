@@ -3,6 +3,8 @@ package usv
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -133,4 +135,23 @@ func FuzzWriteRead(f *testing.F) {
 			t.Fatalf("write→read of %q: %q, %v", rec, got, err)
 		}
 	})
+}
+
+// TestParseBytesIsReader: ParseBytes returns what Reader.ReadAll does, on
+// random texts of separators (both forms), escapes, layout and data.
+func TestParseBytesIsReader(t *testing.T) {
+	pieces := []string{"a", "bc", "é", "␟", "␞", "␛", "␝", "␜", "\x1f", "\x1e", "\x1b", "\x1d", "\x1c", "\n", "\r", "\r\n", "", "\ufeff", "\xe2\x90", "\xe2", "\xff"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 200000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(12); k > 0; k-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		in := b.String()
+		want, werr := NewReader(strings.NewReader(in)).ReadAll()
+		got, gerr := ParseBytes([]byte(in))
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || fmt.Sprintf("%q", want) != fmt.Sprintf("%q", got) {
+			t.Fatalf("%q:\n Reader     %q %v\n ParseBytes %q %v", in, want, werr, got, gerr)
+		}
+	}
 }
