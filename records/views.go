@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -21,7 +22,7 @@ import (
 // which type every field by datapackage.json:
 //
 //	dhsi_domain_rows(source)     'all', 'inbox' or 'shards': raw rows
-//	dhsi_domain_lookup(domain, is_null)  one domain's raw rows (view.lookup)
+//	dhsi_domain_lookup(domain, is_null)  one domain's latest raw row (view.lookup)
 //	dhsi_domain_errors()         domain_errors' rows
 //
 // A raw row is rowColumns, then every schema field as text.
@@ -65,7 +66,8 @@ func (d *Domains) createViews(ctx context.Context, sch *tableschema.Schema) erro
 		"COMMENT ON VIEW public.domains IS 'dhsi: one row per domain; the latest updated_at wins across shards and inbox'",
 		// a NULL VARCHAR argument would abort the process in duckdb-go's
 		// bind (sqlserver/nullguard.go): the lookup gets '' and a flag
-		"CREATE OR REPLACE MACRO public." + LookupFunction + "(domain) AS TABLE " + sel + " FROM dhsi_domain_lookup(coalesce(domain, ''), domain IS NULL) r " + latestWins,
+		// dhsi_domain_lookup merges in Go (latest): no window to plan
+		"CREATE OR REPLACE MACRO public." + LookupFunction + "(domain) AS TABLE " + sel + " FROM dhsi_domain_lookup(coalesce(domain, ''), domain IS NULL) r",
 		"CREATE OR REPLACE VIEW public.domain_errors AS SELECT file, record, field, reason FROM dhsi_domain_errors()",
 		"COMMENT ON VIEW public.domain_errors IS 'dhsi: records and files that fail the schema: file, record number, field, reason'",
 	}
@@ -108,6 +110,9 @@ func (d *Domains) registerFunctions(ctx context.Context) error {
 						return rowsOf(nil), nil
 					}
 					rows, err := d.lookup(ctx, v, domain)
+					if len(rows) > 1 {
+						rows = [][]driver.Value{latest(rows)}
+					}
 					return rowsOf(rows), err
 				})
 			},
@@ -141,6 +146,30 @@ func (d *Domains) lookup(ctx context.Context, v *view, domain string) ([][]drive
 		rows, err = d.view.Load().lookup(ctx, domain)
 	}
 	return rows, err
+}
+
+// latest is latestWins in Go, for one domain's rows: the latest
+// _updated_at (a row without one loses), ties to the greater _tiebreak.
+func latest(rows [][]driver.Value) []driver.Value {
+	const updated, tiebreak = 3, 4 // their places in rowColumns
+	best := rows[0]
+	for _, r := range rows[1:] {
+		bt, bok := best[updated].(time.Time)
+		rt, rok := r[updated].(time.Time)
+		switch {
+		case rok != bok:
+			if rok {
+				best = r
+			}
+		case rok && !rt.Equal(bt):
+			if rt.After(bt) {
+				best = r
+			}
+		case r[tiebreak].(string) > best[tiebreak].(string):
+			best = r
+		}
+	}
+	return best
 }
 
 func typeInfo(t duckdb.Type) duckdb.TypeInfo {

@@ -505,6 +505,14 @@ func TestDomainLookupsAgreeWithTheScan(t *testing.T) {
 	for i := 0; i < 600; i += 3 {
 		fmt.Fprintf(&b, "look%d.example␟Newer %d␟9␟2025-01-01T00:00:00Z␟␞\n", i, i)
 	}
+	// and ties on updated_at with the shard's record, either way round:
+	// the merge rule's tie-break decides, in the lookup as in the scan
+	for i := 7; i < 600; i += 7 { // the domains the loop below looks up
+		if i%3 == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "look%d.example␟%s␟%d␟2024-01-01T00:00:00Z␟␞\n", i, []string{"A tie", "Zed tie"}[i%2], i%5)
+	}
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
