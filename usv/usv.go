@@ -230,8 +230,8 @@ func ParseBytes(b []byte) ([][]string, error) {
 	var units []string
 	afterSep := true // a leading line break is layout
 	sawAny := false
-	start := 0      // where the current unit's text begins in s
-	var esc []byte  // the current unit, once it held an escape
+	start := 0     // where the current unit's text begins in s
+	var esc []byte // the current unit, once it held an escape
 	escaped := false
 	unit := func(end int) string {
 		if escaped {
