@@ -27,6 +27,9 @@ type NativeFunction struct {
 	// Run computes the rows; values are the Go types DuckDB would return
 	// (string, int32, int64, uint64, time.Time, nil).
 	Run func(ctx context.Context, args []any) ([][]any, error)
+	// NullMeansNoRows: a NULL argument answers no row, as the WHERE the
+	// function stands for does (domain_record), instead of 22004.
+	NullMeansNoRows bool
 }
 
 // NativeColumn is one result column of a NativeFunction.
@@ -55,9 +58,14 @@ type nativeArg struct {
 	value any // the literal, converted to the argument type
 }
 
-// matchNative recognises SELECT {* | col [[AS] alias], ...} FROM name(args),
-// exactly: no expression, WHERE, ORDER BY or LIMIT.
+// matchNative recognises SELECT {* | col [[AS] alias], ...} FROM name(args)
+// [[AS] alias], exactly: no expression, WHERE, ORDER BY or LIMIT.
 func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall, error) {
+	if n := len(toks); n > 2 && toks[n-1].Kind == pgsql.Ident && toks[n-2].Is("AS") {
+		toks = toks[:n-2] // the function's alias names nothing the list uses
+	} else if n > 1 && toks[n-1].Kind == pgsql.Ident && toks[n-2].Text == ")" && !toks[n-1].Is("WHERE") {
+		toks = toks[:n-1]
+	}
 	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") || toks[len(toks)-1].Text != ")" {
 		return nil, nil
 	}
@@ -264,6 +272,10 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 				return pgErrorf(codes.ProtocolViolation, "parameter $%d was not bound", a.param)
 			}
 			v := pt.params[a.param-1].Value
+			if v == nil && p.native.fn.NullMeansNoRows {
+				args = nil
+				break
+			}
 			if v == nil {
 				return pgErrorf(codes.NullValueNotAllowed, "parameter $%d is an argument of a DHSI table function, which does not take NULL", a.param)
 			}
@@ -277,7 +289,10 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		if err != nil {
 			return err
 		}
-		rows, err := p.native.fn.Run(qctx, args)
+		rows := [][]any{} // a NULL with NullMeansNoRows: none
+		if args != nil || len(p.native.args) == 0 {
+			rows, err = p.native.fn.Run(qctx, args)
+		}
 		done()
 		if err != nil {
 			return err

@@ -630,10 +630,19 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		}
 	case kindDuck:
 		var nc *nativeCall
+		// a view's point lookup becomes its index function's call
+		// (Config.PointLookups) before the parameters are typed by it,
+		// and may then be a native call
+		lookedUp := pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
 		if allowNative {
 			var err error
 			if nc, err = matchNative(st.Significant(), s.srv.cfg.NativeFunctions); err != nil {
 				return nil, err
+			}
+			if nc == nil && len(s.srv.cfg.PointLookups) > 0 {
+				if nc, err = matchNative(pgsql.Significant(lookedUp), s.srv.cfg.NativeFunctions); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if nc != nil {
@@ -648,9 +657,6 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			return nil, err
 		}
 		p.nullUnsafe = unsafe
-		// a view's point lookup becomes its index function's call
-		// (Config.PointLookups) before the parameters are typed by it
-		lookedUp := pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
 		p.argOIDs = tableFunctionParamOIDs(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
 		duckToks := guardNullArgs(lookedUp, s.srv.cfg.NullUnsafeFunctions)
 		p.duckSQL = pgsql.Join(duckToks)

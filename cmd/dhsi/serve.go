@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	duckdb "github.com/duckdb/duckdb-go/v2"
 	"io"
 	"log/slog"
 	"net"
@@ -249,6 +250,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if native != nil {
 					for name, nf := range funcs.Native() {
 						native[name] = nf
+					}
+					// and domains WHERE domain = $1, rewritten into
+					// domain_record($1) (pgsql.PointLookups)
+					if cols, run, ok := d.NativeLookup(); ok {
+						nf := sqlserver.NativeFunction{Args: []duckdb.Type{duckdb.TYPE_VARCHAR}, NullMeansNoRows: true,
+							Run: func(ctx context.Context, args []any) ([][]any, error) { return run(ctx, args[0].(string)) }}
+						for _, c := range cols {
+							nf.Columns = append(nf.Columns, sqlserver.NativeColumn{Name: c.Name, Type: c.Type})
+						}
+						native[records.LookupFunction] = nf
 					}
 				}
 				if err := udf.RegisterURLIndex(ctx, db, funcs); err != nil {

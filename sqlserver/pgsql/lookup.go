@@ -21,7 +21,8 @@ var clauseEnd = map[string]bool{
 //
 //	FROM [public.]view [[AS] alias] WHERE … [view.|alias.]column = value …
 //
-// into FROM function(value) [AS] alias WHERE … (the same WHERE clause),
+// into FROM function(value) [AS] alias WHERE … (the same WHERE clause;
+// none when the equality was all of it),
 // when lookups names view, value is a string literal or a $n parameter
 // (either may carry a ::type cast), and the comparison is one of the
 // conjuncts of the clause: the clause has no OR, BETWEEN or ANY/ALL/SOME
@@ -59,7 +60,21 @@ func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
 			out = append(out, Token{Kind: Space, Text: " "}, Token{Kind: Ident, Text: "AS"}, Token{Kind: Space, Text: " "}, toks[r.end-1])
 		}
 		last = r.end
-		i = r.end - 1
+		if r.only {
+			// the function's rows are exactly those the WHERE keeps: the
+			// clause goes, and "SELECT … FROM f($1) AS v" may be answered
+			// natively (sqlserver.NativeFunction)
+			out = append(out, toks[r.end:r.where]...)
+			for r.where > r.end && toks[r.where-1].Kind == Space && len(out) > 0 && out[len(out)-1].Kind == Space {
+				out = out[:len(out)-1]
+				r.where--
+			}
+			last = r.clauseEnd
+			if last < len(toks) && toks[last].Text != ")" && toks[last].Text != ";" && len(out) > 0 && out[len(out)-1].Kind != Space {
+				out = append(out, Token{Kind: Space, Text: " "})
+			}
+		}
+		i = last - 1
 	}
 	if out == nil {
 		return toks
@@ -72,6 +87,10 @@ type lookupMatch struct {
 	lookup     Lookup
 	value      []Token
 	aliased    bool
+	// where is the WHERE token; when the equality is the clause's only
+	// conjunct, the clause (up to clauseEnd, the token after it) goes too
+	where, clauseEnd int
+	only             bool
 }
 
 // matchLookup matches the rule of PointLookups at the FROM at toks[from].
@@ -115,6 +134,7 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 		return m, false
 	}
 	// the WHERE clause, up to what ends it at this level
+	m.where, m.clauseEnd = j, len(toks)
 	var conj [][]int // the significant token indexes of each top-level conjunct
 	cur := []int{}
 	depth := 0
@@ -122,6 +142,7 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 		t := toks[k]
 		if depth == 0 {
 			if t.Text == ")" || t.Text == ";" || t.Kind == Ident && clauseEnd[t.Upper()] {
+				m.clauseEnd = k
 				break
 			}
 			if t.Is("OR") || t.Is("BETWEEN") || t.Is("ANY") || t.Is("ALL") || t.Is("SOME") {
@@ -143,7 +164,7 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 	conj = append(conj, cur)
 	for _, c := range conj {
 		if v, ok := equalsValue(toks, c, l.Column, names); ok {
-			m.value = v
+			m.value, m.only = v, len(conj) == 1
 			return m, true
 		}
 	}

@@ -6,9 +6,9 @@ func TestPointLookups(t *testing.T) {
 	lookups := map[string]Lookup{"domains": {Column: "domain", Function: "domain_record"}}
 	cases := []struct{ in, want string }{
 		// the shapes people and tools write
-		{"SELECT * FROM domains WHERE domain = $1", "SELECT * FROM domain_record($1) AS domains WHERE domain = $1"},
-		{"select company_name from domains where domain = 'example.com'", "select company_name from domain_record('example.com') AS domains where domain = 'example.com'"},
-		{"SELECT * FROM public.domains WHERE domain = $1::text", "SELECT * FROM domain_record($1::text) AS domains WHERE domain = $1::text"},
+		{"SELECT * FROM domains WHERE domain = $1", "SELECT * FROM domain_record($1) AS domains"},
+		{"select company_name from domains where domain = 'example.com'", "select company_name from domain_record('example.com') AS domains"},
+		{"SELECT * FROM public.domains WHERE domain = $1::text", "SELECT * FROM domain_record($1::text) AS domains"},
 		{"SELECT d.company_name FROM domains d WHERE d.domain = $1 AND d.scraper_version > 2 ORDER BY 1 LIMIT 5",
 			"SELECT d.company_name FROM domain_record($1) d WHERE d.domain = $1 AND d.scraper_version > 2 ORDER BY 1 LIMIT 5"},
 		{"SELECT * FROM domains AS x WHERE x.updated_at > now() - INTERVAL 1 DAY AND 'a.org' = x.domain",
@@ -16,10 +16,12 @@ func TestPointLookups(t *testing.T) {
 		{"SELECT domains.domain FROM domains WHERE (company_name <> 'x' OR company_name IS NULL) AND domain = $2",
 			"SELECT domains.domain FROM domain_record($2) AS domains WHERE (company_name <> 'x' OR company_name IS NULL) AND domain = $2"},
 		{"WITH r AS (SELECT * FROM domains WHERE domain = $1) SELECT count(*) FROM r",
-			"WITH r AS (SELECT * FROM domain_record($1) AS domains WHERE domain = $1) SELECT count(*) FROM r"},
+			"WITH r AS (SELECT * FROM domain_record($1) AS domains) SELECT count(*) FROM r"},
 		{"SELECT * FROM t WHERE x IN (SELECT company_name FROM domains WHERE domain = 'b.org')",
-			"SELECT * FROM t WHERE x IN (SELECT company_name FROM domain_record('b.org') AS domains WHERE domain = 'b.org')"},
-		{"EXPLAIN ANALYZE SELECT * FROM domains WHERE domain = $1", "EXPLAIN ANALYZE SELECT * FROM domain_record($1) AS domains WHERE domain = $1"},
+			"SELECT * FROM t WHERE x IN (SELECT company_name FROM domain_record('b.org') AS domains)"},
+		{"EXPLAIN ANALYZE SELECT * FROM domains WHERE domain = $1", "EXPLAIN ANALYZE SELECT * FROM domain_record($1) AS domains"},
+		{"SELECT * FROM domains d WHERE d.domain = $1 ORDER BY 1", "SELECT * FROM domain_record($1) d ORDER BY 1"},
+		{"SELECT * FROM domains WHERE domain = 'a.org';", "SELECT * FROM domain_record('a.org') AS domains;"},
 		// left alone: the answer would change, or nothing is known
 		{"SELECT * FROM domains WHERE domain = 'a.org' OR domain = 'b.org'", ""},
 		{"SELECT * FROM domains WHERE n BETWEEN 1 AND domain = 'a'", ""},
