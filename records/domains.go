@@ -43,7 +43,10 @@ import (
 //     refresh, never a mix of two.
 //   - R1, reads never lose a record (issue 15 §2): a refresh observes the
 //     whole inbox (lists it, fetches what changed) before it lists the
-//     shards. By compiler I3 an inbox object is retired (tombstoned or
+//     shards — every shard in a full refresh; between full ones (change
+//     signals, refreshOnce) at least the shards of every object it finds
+//     retired, and a refresh that does not observe the inbox keeps every
+//     pending record it had. By compiler I3 an inbox object is retired (tombstoned or
 //     deleted) only after the shard holding its record is durable, so an
 //     inbox record the refresh finds gone is in a shard version the later
 //     shard listing returns, or a newer one (which keeps the record or a
