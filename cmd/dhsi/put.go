@@ -295,12 +295,7 @@ func putFilesBatched(ctx context.Context, c *compiler.Compiler, files []string, 
 // rejected (each named on stderr).
 func normalizeKeys(t compiler.Table, stderr io.Writer) (compiler.Table, int) {
 	out := compiler.Table{Header: t.Header}
-	di := -1
-	for i, h := range t.Header {
-		if h == compiler.DomainField {
-			di = i
-		}
-	}
+	di := indexOfField(t.Header, compiler.DomainField)
 	rejected := 0
 	for n, row := range t.Rows {
 		if di < 0 || len(row) != len(t.Header) {
@@ -308,6 +303,9 @@ func normalizeKeys(t compiler.Table, stderr io.Writer) (compiler.Table, int) {
 			rejected++
 			continue
 		}
+		// the record rule's K1 (compiler/rule.go): one spelling per
+		// registered domain (lower case, punycode, no root dot), as the
+		// URL index writes it
 		d, err := compiler.NormalizeDomain(row[di])
 		if err != nil {
 			fmt.Fprintf(stderr, "record %d: %v\n", n+1, err)
@@ -324,29 +322,11 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 	out := map[string]compiler.Table{}
 	rejected := 0
 	for _, t := range tables {
-		di := -1
-		for i, h := range t.Header {
-			if h == compiler.DomainField {
-				di = i
-			}
-		}
-		for n, row := range t.Rows {
-			if di < 0 || len(row) != len(t.Header) {
-				fmt.Fprintf(stderr, "record %d: no domain field or wrong number of fields\n", n+1)
-				rejected++
-				continue
-			}
-			// the record rule's K1 (compiler/rule.go): one spelling per
-			// registered domain (lower case, punycode, no root dot), as the
-			// URL index writes it
-			d, err := compiler.NormalizeDomain(row[di])
-			if err != nil {
-				fmt.Fprintf(stderr, "record %d: %v\n", n+1, err)
-				rejected++
-				continue
-			}
-			row = append([]string(nil), row...)
-			row[di] = d
+		ok, bad := normalizeKeys(t, stderr)
+		rejected += bad
+		di := indexOfField(ok.Header, compiler.DomainField)
+		for _, row := range ok.Rows {
+			d := row[di]
 			g := out[d]
 			if g.Header == nil {
 				g.Header = t.Header
@@ -365,6 +345,15 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 		}
 	}
 	return out, rejected
+}
+
+func indexOfField(header []string, name string) int {
+	for i, h := range header {
+		if h == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // writeBatches lands the records as batch objects, one WriteBatch per
