@@ -311,6 +311,9 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		s.sendDataRow(vals)
 		pt.sent++
 		pt.resumed++
+		if err := s.spill(); err != nil {
+			return err
+		}
 	}
 	s.complete(pt, "SELECT "+itoa(pt.sent))
 	return nil

@@ -30,9 +30,11 @@ const (
 	txFailed = 'E'
 )
 
-// flushEvery bounds how many DataRows are buffered before a flush, so a large
-// result streams with bounded memory.
-const flushEvery = 256
+// flushAt bounds the output a session holds: once this many bytes are
+// queued, a result's rows (DataRow, CopyData) are written before more are
+// encoded, so a large result streams with bounded memory. PostgreSQL's send
+// buffer is 8 KB; 64 KB keeps a typical first page in one write.
+const flushAt = 64 << 10
 
 // session is one client connection. Its fields are touched only by the
 // connection's goroutine, except running (protected by mu), which the cancel
@@ -41,8 +43,12 @@ type session struct {
 	srv  *Server
 	conn net.Conn
 	be   *pgproto3.Backend
+	// reader is be's reader; it flushes the session's answers once the
+	// session serves (before, start-up writes through be)
+	reader *sessionReader
 	// out holds the messages queued for the client and not yet written;
-	// outErr is the first that failed to encode (flush reports it)
+	// outErr is the first that failed to encode (flush reports it). When
+	// out is written is the flush rule (flush).
 	out    []byte
 	outErr error
 	log    *slog.Logger
@@ -177,6 +183,22 @@ func (s *session) queued(out []byte, err error) {
 }
 
 // flush writes everything queued to the client.
+//
+// The flush rule, PostgreSQL's (postgres.c, pqcomm.c, elog.c): answers are
+// queued, and written in one write per round trip —
+//
+//   - with ReadyForQuery (the end of a simple Query, a Sync);
+//   - on a Flush message;
+//   - with an ErrorResponse, as PostgreSQL's elog does;
+//   - when a result's queued output passes flushAt (spill, below);
+//   - and, beyond PostgreSQL, before the session blocks reading from a
+//     client that has sent nothing more (sessionReader): a client waiting
+//     for an answer without a Sync or Flush gets it too, as it did when
+//     the server wrote after every message.
+//
+// So a pipelining client (a pgx batch, JDBC's executeBatch, psycopg's
+// pipeline) gets its answers when it asks for them, and a prepared
+// lookup (Bind, Describe, Execute, Sync) costs one write, not four.
 func (s *session) flush() error {
 	if err := s.outErr; err != nil {
 		s.outErr, s.out = nil, s.out[:0]
@@ -198,6 +220,33 @@ func (s *session) flush() error {
 // flushes.
 const maxKeptOutBuffer = 1 << 20
 
+// spill writes the queued output once it passes flushAt: called after each
+// row of a result, so a large result streams.
+func (s *session) spill() error {
+	if len(s.out) < flushAt {
+		return nil
+	}
+	return s.flush()
+}
+
+// sessionReader is what the session's pgproto3.Backend reads from. The
+// backend reads from it only when the messages it holds are used up; if
+// answers are still queued then, the client may be waiting for them
+// before it sends more, so they are written before the read blocks.
+type sessionReader struct {
+	conn net.Conn
+	sess *session // nil during start-up, which writes through the backend
+}
+
+func (r *sessionReader) Read(p []byte) (int, error) {
+	if s := r.sess; s != nil && (len(s.out) > 0 || s.outErr != nil) {
+		if err := s.flush(); err != nil {
+			return 0, err
+		}
+	}
+	return r.conn.Read(p)
+}
+
 // goodbye sends FATAL 57P01 (admin_shutdown) and ends the session: a
 // server shutting down, or pg_terminate_backend.
 func (s *session) goodbye() error {
@@ -215,6 +264,7 @@ func (s *session) serve(ctx context.Context) error {
 	if err := s.be.Flush(); err != nil { // what start-up queued in the backend
 		return err
 	}
+	s.reader.sess = s // from here on, everything goes through s.out
 	s.readyForQuery()
 	if err := s.flush(); err != nil {
 		return err
@@ -276,6 +326,9 @@ func (s *session) serve(ctx context.Context) error {
 			s.endImplicit(ctx, failed)
 			s.readyForQuery()
 		case *pgproto3.Flush:
+			if err := s.flush(); err != nil {
+				return err
+			}
 		case *pgproto3.Terminate:
 			return nil
 		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
@@ -285,10 +338,11 @@ func (s *session) serve(ctx context.Context) error {
 		default:
 			s.sendError(pgErrorf(codes.ProtocolViolation, "unexpected message %T", msg))
 		}
-		// Flush after every message: extended-protocol clients that send
-		// Flush instead of Sync wait for the answers.
-		if err := s.flush(); err != nil {
-			return err
+		if isQuery || isSync {
+			// ReadyForQuery was queued: the client waits for it
+			if err := s.flush(); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -316,6 +370,10 @@ func (s *session) sendError(err error) {
 		s.log.Warn("internal error", "err", redact.URLs(pe.Message)) // 001 §8: no raw URL in a log
 	}
 	s.send(pe.response())
+	// at once, as PostgreSQL's elog does: a pipelining client learns of
+	// the failure before it sends more (a failed write shows again at the
+	// next flush or read)
+	_ = s.flush()
 }
 
 func (s *session) notice(severity string, code codes.Code, msg string) {
@@ -358,7 +416,7 @@ func (s *session) simpleQuery(ctx context.Context, query string) {
 		}
 	}
 	failed := false
-	for i, st := range stmts {
+	for _, st := range stmts {
 		p, err := s.prepare(ctx, "", st, nil)
 		if err == nil {
 			if p.returnsRows {
@@ -375,9 +433,6 @@ func (s *session) simpleQuery(ctx context.Context, query string) {
 			s.sendError(err)
 			failed = true
 			break
-		}
-		if i%16 == 15 {
-			_ = s.flush()
 		}
 	}
 	if implicit {
@@ -1066,10 +1121,8 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 		s.sendDataRow(vals)
 		n++
 		pt.sent++
-		if pt.sent%flushEvery == 0 {
-			if err := s.flush(); err != nil {
-				return n, false, err
-			}
+		if err := s.spill(); err != nil {
+			return n, false, err
 		}
 	}
 }
