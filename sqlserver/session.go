@@ -147,8 +147,10 @@ type portal struct {
 	// hold (WITH HOLD) cursors survive the end of their transaction.
 	cursor bool
 	hold   bool
-	// native: the computed rows of a NativeFunction call, sent from nativeNext
+	// native, nativeRows: the computed rows of a NativeFunction call (Run's
+	// or, typed, Rows'), sent from nativeNext
 	native     [][]any
+	nativeRows NativeRows
 	nativeNext int
 }
 
@@ -168,6 +170,14 @@ func (s *session) sendDataRow(vals [][]byte) {
 	dr := pgproto3.DataRow{Values: vals}
 	// called directly, not through send's interface, so dr stays on the stack
 	s.queued(dr.Encode(s.out)) // fails only past 65535 columns
+}
+
+// queueRow queues one DataRow of a result, encoded straight into the
+// output buffer.
+func (s *session) queueRow(cols []column, formats []int16, row []driver.Value, loc *time.Location) error {
+	out, err := appendDataRow(s.out, cols, formats, row, loc)
+	s.out = out
+	return err
 }
 
 // queued takes the output buffer a message was encoded into, or keeps the
@@ -1100,9 +1110,6 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 	p := pt.stmt
 	loc := s.settings.location()
 	dest := make([]driver.Value, len(p.cols))
-	vals := make([][]byte, len(p.cols))
-	offs := make([]int, len(dest)+1)
-	var buf []byte
 	var n int64
 	for {
 		if maxRows > 0 && n >= maxRows {
@@ -1115,10 +1122,9 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 		if err != nil {
 			return n, false, err
 		}
-		if buf, err = encodeRow(p.cols, formats, dest, loc, buf, offs, vals); err != nil {
+		if err := s.queueRow(p.cols, formats, dest, loc); err != nil {
 			return n, false, err
 		}
-		s.sendDataRow(vals)
 		n++
 		pt.sent++
 		if err := s.spill(); err != nil {
@@ -1287,37 +1293,3 @@ const (
 	OIDInt4 = oidInt4
 	OIDInt8 = oidInt8
 )
-
-// encodeRow renders one result row into vals, whose slices point into buf
-// (reused across rows: a DataRow is copied when sent). A nil value is SQL
-// NULL. offs has len(row)+1 entries of scratch.
-func encodeRow[T any](cols []column, formats []int16, row []T, loc *time.Location, buf []byte, offs []int, vals [][]byte) ([]byte, error) {
-	buf = buf[:0]
-	var err error
-	for i := range row {
-		v := any(row[i])
-		if v == nil {
-			offs[i+1] = len(buf)
-			continue
-		}
-		if formatFor(formats, i) == 1 {
-			buf, err = cols[i].typ.encodeBinary(buf, v, loc)
-		} else {
-			buf, err = cols[i].typ.encodeText(buf, v, loc)
-		}
-		if err != nil {
-			return buf, fmt.Errorf("encode column %q: %w", cols[i].name, err)
-		}
-		offs[i+1] = len(buf)
-	}
-	for i := range row {
-		vals[i] = nil
-		if any(row[i]) != nil {
-			vals[i] = buf[offs[i]:offs[i+1]:offs[i+1]]
-			if vals[i] == nil {
-				vals[i] = []byte{}
-			}
-		}
-	}
-	return buf, nil
-}
