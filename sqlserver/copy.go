@@ -334,10 +334,8 @@ func (s *session) runCopyOut(ctx context.Context, pt *portal) error {
 		// CopyData is sent before the next row overwrites line
 		s.send(&pgproto3.CopyData{Data: line})
 		n++
-		if n%flushEvery == 0 {
-			if err := s.flush(); err != nil {
-				return err
-			}
+		if err := s.spill(); err != nil {
+			return err
 		}
 	}
 	s.send(&pgproto3.CopyDone{})

@@ -16,6 +16,11 @@
 //   - A CancelRequest interrupts the DuckDB query in flight (SQLSTATE 57014).
 //   - SQL cursors (DECLARE, FETCH, MOVE, CLOSE) are portals, visible to the
 //     protocol's Describe, and COPY ... TO STDOUT writes text or CSV.
+//   - Answers are written as PostgreSQL writes them: once per round trip
+//     (with ReadyForQuery, on Flush, with an error), a large result in
+//     writes of about 64 KB as it is produced, and whatever is queued
+//     before the session waits for a client that has sent nothing more
+//     (session.flush).
 //   - Catalog answers (pg_catalog, information_schema) never show DHSI's
 //     internal schemas (names starting with "dhsi_").
 //   - Without configured users the server accepts anyone, and therefore

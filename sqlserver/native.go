@@ -30,6 +30,11 @@ type NativeFunction struct {
 	// NullMeansNoRows: a NULL argument answers no row, as the WHERE the
 	// function stands for does (domain_record), instead of 22004.
 	NullMeansNoRows bool
+	// Rows, when set, computes the same rows typed, and the server's
+	// native path calls it instead of Run: its cells are encoded without
+	// an allocation each. Run must answer alike; NativeValues builds Run's
+	// rows from these.
+	Rows func(ctx context.Context, args []any) (NativeRows, error)
 }
 
 // NativeColumn is one result column of a NativeFunction.
@@ -46,6 +51,8 @@ type nativeCall struct {
 	// proj lists the result columns: indexes into fn.Columns and the names
 	// they are sent under (nil: every column, as declared)
 	proj []projected
+	// enc: how the columns sent are encoded from fn.Rows' cells
+	enc []nativeEnc
 }
 
 type projected struct {
@@ -254,6 +261,10 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 		}
 		p.cols = append(p.cols, column{name: c.name, typ: colTypeOf(info)})
 	}
+	p.native.enc = p.native.enc[:0]
+	for _, c := range p.native.columns() {
+		p.native.enc = append(p.native.enc, nativeEnc{col: c.col, duck: p.native.fn.Columns[c.col].Type})
+	}
 	p.returnsRows = true
 	return nil
 }
@@ -261,7 +272,7 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 // runNative executes a native call, honouring maxRows like a DuckDB portal.
 func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) error {
 	p := pt.stmt
-	if pt.native == nil {
+	if pt.native == nil && pt.nativeRows == nil {
 		args := make([]any, len(p.native.args))
 		for i, a := range p.native.args {
 			if a.param == 0 {
@@ -289,23 +300,57 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		if err != nil {
 			return err
 		}
-		rows := [][]any{} // a NULL with NullMeansNoRows: none
-		if args != nil || len(p.native.args) == 0 {
-			rows, err = p.native.fn.Run(qctx, args)
+		switch {
+		case args == nil && len(p.native.args) > 0:
+			done() // a NULL argument of a NullMeansNoRows function: no row
+			pt.native = [][]any{}
+		case p.native.fn.Rows != nil:
+			rows, err := p.native.fn.Rows(qctx, args)
+			done()
+			if err != nil {
+				return err
+			}
+			if rows == nil {
+				rows = noNativeRows{}
+			}
+			pt.nativeRows = rows
+		default:
+			rows, err := p.native.fn.Run(qctx, args)
+			done()
+			if err != nil {
+				return err
+			}
+			if rows == nil {
+				rows = [][]any{}
+			}
+			pt.native = rows
 		}
-		done()
-		if err != nil {
-			return err
-		}
-		pt.native = rows
 	}
 	pt.resumed = 0
 	loc := s.settings.location()
-	vals := make([][]byte, len(p.cols))
-	offs := make([]int, len(p.cols)+1)
-	var buf []byte
+	if rows := pt.nativeRows; rows != nil {
+		for n := rows.Len(); pt.nativeNext < n; {
+			if maxRows > 0 && pt.resumed >= maxRows {
+				s.send(&pgproto3.PortalSuspended{})
+				return nil
+			}
+			out, err := appendNativeRow(s.out, p.cols, p.native.enc, pt.formats, rows, pt.nativeNext, loc)
+			s.out = out
+			if err != nil {
+				return err
+			}
+			pt.nativeNext++
+			pt.sent++
+			pt.resumed++
+			if err := s.spill(); err != nil {
+				return err
+			}
+		}
+		s.complete(pt, "SELECT "+itoa(pt.sent))
+		return nil
+	}
 	proj := p.native.proj
-	projected := make([]any, len(proj)) // reused: encodeRow copies into buf
+	projected := make([]any, len(proj)) // reused: each row is encoded before the next
 	for pt.nativeNext < len(pt.native) {
 		if maxRows > 0 && pt.resumed >= maxRows {
 			s.send(&pgproto3.PortalSuspended{})
@@ -319,14 +364,23 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			}
 			row = projected
 		}
-		var err error
-		if buf, err = encodeRow(p.cols, pt.formats, row, loc, buf, offs, vals); err != nil {
+		out, err := appendDataRow(s.out, p.cols, pt.formats, row, loc)
+		s.out = out
+		if err != nil {
 			return err
 		}
-		s.sendDataRow(vals)
 		pt.sent++
 		pt.resumed++
+		if err := s.spill(); err != nil {
+			return err
+		}
 	}
 	s.complete(pt, "SELECT "+itoa(pt.sent))
 	return nil
 }
+
+// noNativeRows is an empty result.
+type noNativeRows struct{}
+
+func (noNativeRows) Len() int                  { return 0 }
+func (noNativeRows) Cell(int, int) NativeValue { return NativeValue{} }

@@ -329,7 +329,10 @@ func (s *Server) Close() error {
 
 // handle runs the start-up phase of one connection, then its session.
 func (s *Server) handle(ctx context.Context, conn net.Conn) error {
-	be := pgproto3.NewBackend(conn, conn)
+	// the session's reader: it writes the session's queued answers before
+	// a read blocks (session.flush)
+	rd := &sessionReader{conn: conn}
+	be := pgproto3.NewBackend(rd, conn)
 	var startup *pgproto3.StartupMessage
 	for startup == nil {
 		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -353,7 +356,8 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 				return fmt.Errorf("tls handshake: %w", err)
 			}
 			conn = tconn
-			be = pgproto3.NewBackend(conn, conn)
+			rd = &sessionReader{conn: conn}
+			be = pgproto3.NewBackend(rd, conn)
 		case *pgproto3.GSSEncRequest:
 			if _, err := conn.Write([]byte{'N'}); err != nil {
 				return err
@@ -407,6 +411,7 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		principal: principal,
 		conn:      conn,
 		be:        be,
+		reader:    rd,
 		user:      user,
 		dbname:    dbname,
 		settings:  newSettings(user),

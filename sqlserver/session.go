@@ -30,9 +30,11 @@ const (
 	txFailed = 'E'
 )
 
-// flushEvery bounds how many DataRows are buffered before a flush, so a large
-// result streams with bounded memory.
-const flushEvery = 256
+// flushAt bounds the output a session holds: once this many bytes are
+// queued, a result's rows (DataRow, CopyData) are written before more are
+// encoded, so a large result streams with bounded memory. PostgreSQL's send
+// buffer is 8 KB; 64 KB keeps a typical first page in one write.
+const flushAt = 64 << 10
 
 // session is one client connection. Its fields are touched only by the
 // connection's goroutine, except running (protected by mu), which the cancel
@@ -41,8 +43,12 @@ type session struct {
 	srv  *Server
 	conn net.Conn
 	be   *pgproto3.Backend
+	// reader is be's reader; it flushes the session's answers once the
+	// session serves (before, start-up writes through be)
+	reader *sessionReader
 	// out holds the messages queued for the client and not yet written;
-	// outErr is the first that failed to encode (flush reports it)
+	// outErr is the first that failed to encode (flush reports it). When
+	// out is written is the flush rule (flush).
 	out    []byte
 	outErr error
 	log    *slog.Logger
@@ -141,8 +147,10 @@ type portal struct {
 	// hold (WITH HOLD) cursors survive the end of their transaction.
 	cursor bool
 	hold   bool
-	// native: the computed rows of a NativeFunction call, sent from nativeNext
+	// native, nativeRows: the computed rows of a NativeFunction call (Run's
+	// or, typed, Rows'), sent from nativeNext
 	native     [][]any
+	nativeRows NativeRows
 	nativeNext int
 }
 
@@ -164,6 +172,14 @@ func (s *session) sendDataRow(vals [][]byte) {
 	s.queued(dr.Encode(s.out)) // fails only past 65535 columns
 }
 
+// queueRow queues one DataRow of a result, encoded straight into the
+// output buffer.
+func (s *session) queueRow(cols []column, formats []int16, row []driver.Value, loc *time.Location) error {
+	out, err := appendDataRow(s.out, cols, formats, row, loc)
+	s.out = out
+	return err
+}
+
 // queued takes the output buffer a message was encoded into, or keeps the
 // first encoding error for flush to report.
 func (s *session) queued(out []byte, err error) {
@@ -177,6 +193,22 @@ func (s *session) queued(out []byte, err error) {
 }
 
 // flush writes everything queued to the client.
+//
+// The flush rule, PostgreSQL's (postgres.c, pqcomm.c, elog.c): answers are
+// queued, and written in one write per round trip —
+//
+//   - with ReadyForQuery (the end of a simple Query, a Sync);
+//   - on a Flush message;
+//   - with an ErrorResponse, as PostgreSQL's elog does;
+//   - when a result's queued output passes flushAt (spill, below);
+//   - and, beyond PostgreSQL, before the session blocks reading from a
+//     client that has sent nothing more (sessionReader): a client waiting
+//     for an answer without a Sync or Flush gets it too, as it did when
+//     the server wrote after every message.
+//
+// So a pipelining client (a pgx batch, JDBC's executeBatch, psycopg's
+// pipeline) gets its answers when it asks for them, and a prepared
+// lookup (Bind, Describe, Execute, Sync) costs one write, not four.
 func (s *session) flush() error {
 	if err := s.outErr; err != nil {
 		s.outErr, s.out = nil, s.out[:0]
@@ -198,6 +230,33 @@ func (s *session) flush() error {
 // flushes.
 const maxKeptOutBuffer = 1 << 20
 
+// spill writes the queued output once it passes flushAt: called after each
+// row of a result, so a large result streams.
+func (s *session) spill() error {
+	if len(s.out) < flushAt {
+		return nil
+	}
+	return s.flush()
+}
+
+// sessionReader is what the session's pgproto3.Backend reads from. The
+// backend reads from it only when the messages it holds are used up; if
+// answers are still queued then, the client may be waiting for them
+// before it sends more, so they are written before the read blocks.
+type sessionReader struct {
+	conn net.Conn
+	sess *session // nil during start-up, which writes through the backend
+}
+
+func (r *sessionReader) Read(p []byte) (int, error) {
+	if s := r.sess; s != nil && (len(s.out) > 0 || s.outErr != nil) {
+		if err := s.flush(); err != nil {
+			return 0, err
+		}
+	}
+	return r.conn.Read(p)
+}
+
 // goodbye sends FATAL 57P01 (admin_shutdown) and ends the session: a
 // server shutting down, or pg_terminate_backend.
 func (s *session) goodbye() error {
@@ -215,6 +274,7 @@ func (s *session) serve(ctx context.Context) error {
 	if err := s.be.Flush(); err != nil { // what start-up queued in the backend
 		return err
 	}
+	s.reader.sess = s // from here on, everything goes through s.out
 	s.readyForQuery()
 	if err := s.flush(); err != nil {
 		return err
@@ -276,6 +336,9 @@ func (s *session) serve(ctx context.Context) error {
 			s.endImplicit(ctx, failed)
 			s.readyForQuery()
 		case *pgproto3.Flush:
+			if err := s.flush(); err != nil {
+				return err
+			}
 		case *pgproto3.Terminate:
 			return nil
 		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
@@ -285,10 +348,11 @@ func (s *session) serve(ctx context.Context) error {
 		default:
 			s.sendError(pgErrorf(codes.ProtocolViolation, "unexpected message %T", msg))
 		}
-		// Flush after every message: extended-protocol clients that send
-		// Flush instead of Sync wait for the answers.
-		if err := s.flush(); err != nil {
-			return err
+		if isQuery || isSync {
+			// ReadyForQuery was queued: the client waits for it
+			if err := s.flush(); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -316,6 +380,10 @@ func (s *session) sendError(err error) {
 		s.log.Warn("internal error", "err", redact.URLs(pe.Message)) // 001 §8: no raw URL in a log
 	}
 	s.send(pe.response())
+	// at once, as PostgreSQL's elog does: a pipelining client learns of
+	// the failure before it sends more (a failed write shows again at the
+	// next flush or read)
+	_ = s.flush()
 }
 
 func (s *session) notice(severity string, code codes.Code, msg string) {
@@ -358,7 +426,7 @@ func (s *session) simpleQuery(ctx context.Context, query string) {
 		}
 	}
 	failed := false
-	for i, st := range stmts {
+	for _, st := range stmts {
 		p, err := s.prepare(ctx, "", st, nil)
 		if err == nil {
 			if p.returnsRows {
@@ -375,9 +443,6 @@ func (s *session) simpleQuery(ctx context.Context, query string) {
 			s.sendError(err)
 			failed = true
 			break
-		}
-		if i%16 == 15 {
-			_ = s.flush()
 		}
 	}
 	if implicit {
@@ -1051,9 +1116,6 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 	p := pt.stmt
 	loc := s.settings.location()
 	dest := make([]driver.Value, len(p.cols))
-	vals := make([][]byte, len(p.cols))
-	offs := make([]int, len(dest)+1)
-	var buf []byte
 	var n int64
 	for {
 		if maxRows > 0 && n >= maxRows {
@@ -1066,16 +1128,13 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 		if err != nil {
 			return n, false, err
 		}
-		if buf, err = encodeRow(p.cols, formats, dest, loc, buf, offs, vals); err != nil {
+		if err := s.queueRow(p.cols, formats, dest, loc); err != nil {
 			return n, false, err
 		}
-		s.sendDataRow(vals)
 		n++
 		pt.sent++
-		if pt.sent%flushEvery == 0 {
-			if err := s.flush(); err != nil {
-				return n, false, err
-			}
+		if err := s.spill(); err != nil {
+			return n, false, err
 		}
 	}
 }
@@ -1240,37 +1299,3 @@ const (
 	OIDInt4 = oidInt4
 	OIDInt8 = oidInt8
 )
-
-// encodeRow renders one result row into vals, whose slices point into buf
-// (reused across rows: a DataRow is copied when sent). A nil value is SQL
-// NULL. offs has len(row)+1 entries of scratch.
-func encodeRow[T any](cols []column, formats []int16, row []T, loc *time.Location, buf []byte, offs []int, vals [][]byte) ([]byte, error) {
-	buf = buf[:0]
-	var err error
-	for i := range row {
-		v := any(row[i])
-		if v == nil {
-			offs[i+1] = len(buf)
-			continue
-		}
-		if formatFor(formats, i) == 1 {
-			buf, err = cols[i].typ.encodeBinary(buf, v, loc)
-		} else {
-			buf, err = cols[i].typ.encodeText(buf, v, loc)
-		}
-		if err != nil {
-			return buf, fmt.Errorf("encode column %q: %w", cols[i].name, err)
-		}
-		offs[i+1] = len(buf)
-	}
-	for i := range row {
-		vals[i] = nil
-		if any(row[i]) != nil {
-			vals[i] = buf[offs[i]:offs[i+1]:offs[i+1]]
-			if vals[i] == nil {
-				vals[i] = []byte{}
-			}
-		}
-	}
-	return buf, nil
-}

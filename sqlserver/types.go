@@ -265,6 +265,15 @@ func (c *colType) encodeText(buf []byte, v any, loc *time.Location) ([]byte, err
 			return appendFloat(buf, f, 64), nil
 		}
 	case kNumeric:
+		// integers straight into buf; numericString would allocate a string
+		switch x := v.(type) {
+		case uint64:
+			return strconv.AppendUint(buf, x, 10), nil
+		case int64:
+			return strconv.AppendInt(buf, x, 10), nil
+		case int32:
+			return strconv.AppendInt(buf, int64(x), 10), nil
+		}
 		if s, ok := numericString(v); ok {
 			return append(buf, s...), nil
 		}
@@ -292,26 +301,11 @@ func (c *colType) encodeText(buf []byte, v any, loc *time.Location) ([]byte, err
 		}
 	case kTimestamp:
 		if t, ok := v.(time.Time); ok {
-			if inf := timestampInfinity(t); inf != 0 {
-				return appendInfinity(buf, inf), nil
-			}
-			buf = appendDate(buf, t)
-			buf = append(buf, ' ')
-			buf = appendClock(buf, t)
-			return appendBC(buf, t), nil
+			return appendTimestampText(buf, t), nil
 		}
 	case kTimestampTZ:
 		if t, ok := v.(time.Time); ok {
-			if inf := timestampInfinity(t); inf != 0 {
-				return appendInfinity(buf, inf), nil
-			}
-			t = t.In(loc)
-			buf = appendDate(buf, t)
-			buf = append(buf, ' ')
-			buf = appendClock(buf, t)
-			_, off := t.Zone()
-			buf = appendOffset(buf, off)
-			return appendBC(buf, t), nil
+			return appendTimestampTZText(buf, t, loc), nil
 		}
 	case kInterval:
 		if iv, ok := v.(duckdb.Interval); ok {
@@ -405,6 +399,9 @@ func (c *colType) encodeBinary(buf []byte, v any, loc *time.Location) ([]byte, e
 			return binary.BigEndian.AppendUint64(buf, math.Float64bits(f)), nil
 		}
 	case kNumeric:
+		if u, ok := v.(uint64); ok {
+			return appendNumericBinaryUint(buf, u), nil
+		}
 		if s, ok := numericString(v); ok {
 			return appendNumericBinary(buf, s)
 		}
@@ -435,18 +432,7 @@ func (c *colType) encodeBinary(buf []byte, v any, loc *time.Location) ([]byte, e
 		}
 	case kTimestamp, kTimestampTZ:
 		if t, ok := v.(time.Time); ok {
-			switch timestampInfinity(t) {
-			case 1:
-				return binary.BigEndian.AppendUint64(buf, math.MaxInt64), nil
-			case -1:
-				return binary.BigEndian.AppendUint64(buf, 1<<63), nil // math.MinInt64
-			}
-			if c.kind == kTimestampTZ {
-				return binary.BigEndian.AppendUint64(buf, uint64(micros(t))), nil
-			}
-			// wall-clock fields, whatever location the driver attached
-			wall := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-			return binary.BigEndian.AppendUint64(buf, uint64(micros(wall))), nil
+			return appendTimestampBinary(buf, t, c.kind == kTimestampTZ), nil
 		}
 	case kInterval:
 		if iv, ok := v.(duckdb.Interval); ok {
@@ -673,6 +659,78 @@ func appendNumericBinary(buf []byte, s string) ([]byte, error) {
 		buf = binary.BigEndian.AppendUint16(buf, d)
 	}
 	return buf, nil
+}
+
+// appendTimestampText appends a timestamp (without time zone) in
+// PostgreSQL's text form: its wall-clock fields.
+func appendTimestampText(buf []byte, t time.Time) []byte {
+	if inf := timestampInfinity(t); inf != 0 {
+		return appendInfinity(buf, inf)
+	}
+	buf = appendDate(buf, t)
+	buf = append(buf, ' ')
+	buf = appendClock(buf, t)
+	return appendBC(buf, t)
+}
+
+// appendTimestampTZText appends a timestamptz in the session's TimeZone.
+func appendTimestampTZText(buf []byte, t time.Time, loc *time.Location) []byte {
+	if inf := timestampInfinity(t); inf != 0 {
+		return appendInfinity(buf, inf)
+	}
+	t = t.In(loc)
+	buf = appendDate(buf, t)
+	buf = append(buf, ' ')
+	buf = appendClock(buf, t)
+	_, off := t.Zone()
+	buf = appendOffset(buf, off)
+	return appendBC(buf, t)
+}
+
+// appendTimestampBinary appends a timestamp (tz: timestamptz) in
+// PostgreSQL's binary form, microseconds since 2000-01-01.
+func appendTimestampBinary(buf []byte, t time.Time, tz bool) []byte {
+	switch timestampInfinity(t) {
+	case 1:
+		return binary.BigEndian.AppendUint64(buf, math.MaxInt64)
+	case -1:
+		return binary.BigEndian.AppendUint64(buf, 1<<63) // math.MinInt64
+	}
+	if tz {
+		return binary.BigEndian.AppendUint64(buf, uint64(micros(t)))
+	}
+	// wall-clock fields, whatever location the driver attached
+	wall := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+	return binary.BigEndian.AppendUint64(buf, uint64(micros(wall)))
+}
+
+// appendNumericBinaryUint appends an integer in PostgreSQL's binary numeric
+// form, as appendNumericBinary does its decimal text, without the text.
+func appendNumericBinaryUint(buf []byte, u uint64) []byte {
+	// base-10000 digits, least significant first; a uint64 has at most 5
+	var digits [5]uint16
+	n := 0
+	for ; u > 0; u /= 10000 {
+		digits[n] = uint16(u % 10000)
+		n++
+	}
+	weight := n - 1
+	// trailing zero groups (the least significant) are not sent
+	low := 0
+	for low < n && digits[low] == 0 {
+		low++
+	}
+	if n == 0 {
+		weight = 0
+	}
+	buf = binary.BigEndian.AppendUint16(buf, uint16(n-low))
+	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
+	buf = binary.BigEndian.AppendUint16(buf, 0) // sign: positive
+	buf = binary.BigEndian.AppendUint16(buf, 0) // display scale
+	for i := n - 1; i >= low; i-- {
+		buf = binary.BigEndian.AppendUint16(buf, digits[i])
+	}
+	return buf
 }
 
 func appendFloat(buf []byte, f float64, bits int) []byte {

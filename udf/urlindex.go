@@ -144,25 +144,83 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 // without DuckDB (sqlserver.NativeFunction): their one statement of
 // arguments and result columns, which RegisterURLIndex registers in DuckDB
 // too.
+//
+// Each computes its rows once, typed (Rows: the server encodes them without
+// an allocation per cell); Run, which DuckDB's table function calls, boxes
+// the same rows (sqlserver.NativeValues), so the two paths always answer
+// alike.
 func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 	return map[string]sqlserver.NativeFunction{
 		"domain_datasets": {
 			Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
-			Columns: []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}},
+			Columns: domainDatasetsColumns,
 			Run:     f.DomainDatasetsRows,
+			Rows:    f.domainDatasets,
 		},
 		"domain_urls": {
 			Args:    []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT},
-			Columns: []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT}, {Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}},
+			Columns: domainURLsColumns,
 			Run:     f.DomainURLsRows,
+			Rows:    f.domainURLs,
 		},
 	}
+}
+
+var (
+	domainDatasetsColumns = []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}}
+	domainURLsColumns     = []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT}, {Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}}
+)
+
+// datasetCounts are domain_datasets' rows, typed (sqlserver.NativeRows).
+type datasetCounts []catalog.DatasetCount
+
+func (r datasetCounts) Len() int { return len(r) }
+
+func (r datasetCounts) Cell(row, col int) sqlserver.NativeValue {
+	switch col {
+	case 0:
+		return sqlserver.NativeInt(int64(int32(r[row].DatasetID)))
+	case 1:
+		return sqlserver.NativeString(r[row].Dataset)
+	case 2:
+		return sqlserver.NativeInt(int64(r[row].URLCount))
+	}
+	return sqlserver.NativeNull()
+}
+
+// urlRows are domain_urls' rows, typed (sqlserver.NativeRows).
+type urlRows []catalog.URLRow
+
+func (r urlRows) Len() int { return len(r) }
+
+func (r urlRows) Cell(row, col int) sqlserver.NativeValue {
+	switch col {
+	case 0:
+		return sqlserver.NativeUint(r[row].URLID)
+	case 1:
+		return sqlserver.NativeString(r[row].URL)
+	case 2:
+		if r[row].HasTS {
+			return sqlserver.NativeTime(r[row].TS)
+		}
+	}
+	return sqlserver.NativeNull()
 }
 
 // DomainDatasetsRows computes domain_datasets(args[0]). The DuckDB table
 // function and the server's native path (sqlserver.NativeFunction) both
 // call it, so the two always answer alike.
 func (f URLIndexFuncs) DomainDatasetsRows(ctx context.Context, args []any) ([][]any, error) {
+	rows, err := f.domainDatasets(ctx, args)
+	if err != nil || rows == nil {
+		return nil, err
+	}
+	return sqlserver.NativeValues(domainDatasetsColumns, rows), nil
+}
+
+// domainDatasets computes domain_datasets(args[0]), typed; nil for no rows
+// to compute.
+func (f URLIndexFuncs) domainDatasets(ctx context.Context, args []any) (sqlserver.NativeRows, error) {
 	if len(args) != 1 || args[0] == nil {
 		return nil, nil
 	}
@@ -176,18 +234,31 @@ func (f URLIndexFuncs) DomainDatasetsRows(ctx context.Context, args []any) ([][]
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]any, 0, len(got))
+	if visible.All() {
+		return datasetCounts(got), nil // DomainDatasets' slice is the caller's
+	}
+	out := got[:0]
 	for _, g := range got {
 		if !visible.Sees(g.Dataset) {
 			continue // A3: absent, not zero
 		}
-		out = append(out, []any{int32(g.DatasetID), g.Dataset, int64(g.URLCount)})
+		out = append(out, g)
 	}
-	return out, nil
+	return datasetCounts(out), nil
 }
 
 // DomainURLsRows computes domain_urls(domain, dataset_id, offset, limit).
 func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any, error) {
+	rows, err := f.domainURLs(ctx, args)
+	if err != nil || rows == nil {
+		return nil, err
+	}
+	return sqlserver.NativeValues(domainURLsColumns, rows), nil
+}
+
+// domainURLs computes domain_urls(domain, dataset_id, offset, limit),
+// typed; nil for no rows to compute.
+func (f URLIndexFuncs) domainURLs(ctx context.Context, args []any) (sqlserver.NativeRows, error) {
 	if len(args) != 4 || args[0] == nil || args[1] == nil {
 		return nil, nil
 	}
@@ -226,17 +297,7 @@ func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any,
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]any, len(rows))
-	cells := make([]any, 3*len(rows)) // one allocation for every row's cells
-	for i, r := range rows {
-		row := cells[3*i : 3*i+3 : 3*i+3]
-		row[0], row[1] = r.URLID, r.URL
-		if r.HasTS {
-			row[2] = r.TS
-		}
-		out[i] = row
-	}
-	return out, nil
+	return urlRows(rows), nil
 }
 
 func (f URLIndexFuncs) grants() *access.Grants {

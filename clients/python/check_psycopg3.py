@@ -112,6 +112,43 @@ def _():
     conn.commit()
 
 
+@c.check("pipeline mode: statements sent together are answered in order")
+def _():
+    # psycopg sends them without a Sync, and asks for the answers with
+    # Flush or Sync (libpq's pipeline mode)
+    with conn.pipeline():
+        cur = conn.execute("SELECT %s::INTEGER", (1,))
+        cur2 = conn.execute("SELECT %s::VARCHAR, %s::BIGINT", ("two", 2))
+        cur3 = conn.execute("SELECT i FROM range(5000) t(i) WHERE i >= %s", (0,))
+        with conn.cursor() as cur4:
+            cur4.executemany("INSERT INTO p3 (id, name) VALUES (%s, %s)", [(100 + i, "pipe%d" % i) for i in range(20)])
+        first = cur.fetchone()
+        second = cur2.fetchone()
+        many = cur3.fetchall()
+    c.expect(first == (1,), "first %r" % (first,))
+    c.expect(second == ("two", 2), "second %r" % (second,))
+    c.expect(len(many) == 5000 and many[-1] == (4999,), "rows %d" % len(many))
+    conn.commit()
+    n = conn.execute("SELECT count(*) FROM p3 WHERE name LIKE 'pipe%'").fetchone()[0]
+    c.expect(n == 20, "inserted %d" % n)
+    conn.commit()
+
+
+@c.check("pipeline mode: an error mid-pipeline aborts the rest, and the session goes on")
+def _():
+    try:
+        with conn.pipeline():
+            conn.execute("SELECT 1")
+            conn.execute("SELECT 1/0::INTEGER + x FROM no_such_table")
+            conn.execute("SELECT 3")
+        c.expect(False, "no error")
+    except psycopg.Error as e:
+        c.expect(e.sqlstate == "42P01", "sqlstate %r" % e.sqlstate)
+    conn.rollback()
+    c.expect(conn.execute("SELECT 42").fetchone() == (42,), "after rollback")
+    conn.commit()
+
+
 @c.check("server information psycopg reads")
 def _():
     c.expect(conn.info.server_version >= 160000, "server_version %r" % conn.info.server_version)
