@@ -53,6 +53,8 @@ type nativeCall struct {
 	proj []projected
 	// enc: how the columns sent are encoded from fn.Rows' cells
 	enc []nativeEnc
+	// sel: WHERE, ORDER BY, LIMIT and OFFSET, answered in Go (nil: none)
+	sel *nativeSelect
 }
 
 type projected struct {
@@ -66,14 +68,31 @@ type nativeArg struct {
 }
 
 // matchNative recognises SELECT {* | col [[AS] alias], ...} FROM name(args)
-// [[AS] alias], exactly: no expression, WHERE, ORDER BY or LIMIT.
+// [[AS] alias], then what nativeSelect answers (WHERE, ORDER BY, LIMIT,
+// OFFSET of simple forms); no expression.
 func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall, error) {
-	if n := len(toks); n > 2 && toks[n-1].Kind == pgsql.Ident && toks[n-2].Is("AS") {
-		toks = toks[:n-2] // the function's alias names nothing the list uses
-	} else if n > 1 && toks[n-1].Kind == pgsql.Ident && toks[n-2].Text == ")" && !toks[n-1].Is("WHERE") {
-		toks = toks[:n-1]
+	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") {
+		return nil, nil
 	}
-	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") || toks[len(toks)-1].Text != ")" {
+	closeAt := -1
+	for i, t := range toks {
+		if t.Text == ")" {
+			closeAt = i // the call's: no parenthesis comes before it
+			break
+		}
+	}
+	if closeAt < 0 {
+		return nil, nil
+	}
+	tail, alias := toks[closeAt+1:], ""
+	switch {
+	case len(tail) >= 2 && tail[0].Is("AS") && (tail[1].Kind == pgsql.Ident || tail[1].Kind == pgsql.QIdent):
+		alias, tail = tail[1].IdentName(), tail[2:]
+	case len(tail) >= 1 && (tail[0].Kind == pgsql.QIdent || tail[0].Kind == pgsql.Ident && !tail[0].Is("WHERE") && !tail[0].Is("ORDER") && !tail[0].Is("LIMIT") && !tail[0].Is("OFFSET")):
+		alias, tail = tail[0].IdentName(), tail[1:]
+	}
+	toks = toks[:closeAt+1]
+	if len(toks) < 6 || toks[len(toks)-1].Text != ")" {
 		return nil, nil
 	}
 	from := -1
@@ -137,7 +156,11 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 	if len(args) != len(fn.Args) {
 		return nil, nil // let DuckDB report the wrong arity
 	}
-	return &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj}, nil
+	sel, ok, err := matchNativeTail(tail, fn, alias)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj, sel: sel}, nil
 }
 
 // matchProjection matches a select list of "*" or plain column names of
@@ -240,10 +263,22 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 	for _, a := range p.native.args {
 		maxParam = max(maxParam, a.param)
 	}
+	if p.native.sel != nil {
+		for _, c := range p.native.sel.where {
+			maxParam = max(maxParam, c.val.param)
+		}
+	}
 	p.paramOIDs = make([]uint32, maxParam)
 	for i, a := range p.native.args {
 		if a.param > 0 {
 			p.paramOIDs[a.param-1] = paramOIDOf(p.native.fn.Args[i])
+		}
+	}
+	if p.native.sel != nil {
+		for _, c := range p.native.sel.where {
+			if c.val.param > 0 && p.paramOIDs[c.val.param-1] == 0 {
+				p.paramOIDs[c.val.param-1] = paramOIDOf(c.colType)
+			}
 		}
 	}
 	for i := range p.paramOIDs {
@@ -324,6 +359,25 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 				rows = [][]any{}
 			}
 			pt.native = rows
+		}
+		if sel := p.native.sel; sel != nil {
+			rows := pt.nativeRows
+			if rows == nil {
+				rows = boxedRows(pt.native)
+			}
+			picked, err := sel.apply(rows, func(n int, t duckdb.Type) (any, error) {
+				if n > len(pt.params) {
+					return nil, pgErrorf(codes.ProtocolViolation, "parameter $%d was not bound", n)
+				}
+				if v := pt.params[n-1].Value; v != nil {
+					return compareValue(v, t)
+				}
+				return nil, nil
+			})
+			if err != nil {
+				return err
+			}
+			pt.native, pt.nativeRows = nil, picked
 		}
 	}
 	pt.resumed = 0

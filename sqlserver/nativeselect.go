@@ -1,0 +1,375 @@
+package sqlserver
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/jeroenrinzema/psql-wire/codes"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// nativeSelect is what a native statement asks of its function's rows
+// beyond the projection (issue 16: the shapes people and BI tools write):
+//
+//	… FROM f(args) [[AS] a] [WHERE c [AND c …]] [ORDER BY col [ASC|DESC] [NULLS FIRST|LAST], …]
+//	  [LIMIT n] [OFFSET n]
+//
+// with c one of col op value (op = <> != < <= > >=; value an integer
+// literal for an integer column, a string literal for a VARCHAR one, or
+// $n) or col IS [NOT] NULL; col a column of the function, bare or
+// qualified by the alias. Anything else goes to DuckDB. The semantics are
+// DuckDB's for these types: a comparison with NULL keeps no row; strings
+// compare byte by byte; ORDER BY puts NULLs last unless told otherwise
+// (DuckDB's default_null_order), and rows equal in every key keep the
+// function's order. TestNativeSelectAgreesWithDuckDB holds the two paths
+// to the same answers.
+type nativeSelect struct {
+	where         []nativeCond
+	order         []nativeOrder
+	limit, offset int64 // -1: none
+}
+
+type nativeCond struct {
+	col     int
+	op      string // = <> < <= > >=, or "null" / "not null"
+	val     nativeArg
+	colType duckdb.Type
+}
+
+type nativeOrder struct {
+	col        int
+	desc       bool
+	nullsFirst bool
+}
+
+// matchNativeTail parses what follows the function call; ok is false for
+// anything but the shape above.
+func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string) (sel *nativeSelect, ok bool, err error) {
+	sel = &nativeSelect{limit: -1, offset: -1}
+	column := func(i int) (col, next int) {
+		if i >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent {
+			return -1, i
+		}
+		name := toks[i].IdentName()
+		if i+2 < len(toks) && toks[i+1].Text == "." {
+			if alias == "" || name != alias || toks[i+2].Kind != pgsql.Ident && toks[i+2].Kind != pgsql.QIdent {
+				return -1, i
+			}
+			name, i = toks[i+2].IdentName(), i+2
+		}
+		for c, nc := range fn.Columns {
+			if nc.Name == name {
+				return c, i + 1
+			}
+		}
+		return -1, i
+	}
+	i := 0
+	if i < len(toks) && toks[i].Is("WHERE") {
+		for i++; ; i++ {
+			col, j := column(i)
+			if col < 0 || j >= len(toks) {
+				return nil, false, nil
+			}
+			c := nativeCond{col: col, colType: fn.Columns[col].Type}
+			switch t := toks[j]; {
+			case t.Is("IS") && j+1 < len(toks) && toks[j+1].Is("NULL"):
+				c.op, i = "null", j+2
+			case t.Is("IS") && j+2 < len(toks) && toks[j+1].Is("NOT") && toks[j+2].Is("NULL"):
+				c.op, i = "not null", j+3
+			case t.Kind == pgsql.Op && (t.Text == "=" || t.Text == "<>" || t.Text == "!=" || t.Text == "<" || t.Text == "<=" || t.Text == ">" || t.Text == ">="):
+				if j+1 >= len(toks) {
+					return nil, false, nil
+				}
+				c.op = strings.Replace(t.Text, "!=", "<>", 1)
+				v := toks[j+1]
+				switch {
+				case v.Kind == pgsql.Param:
+					n, _ := strconv.Atoi(v.Text[1:])
+					c.val = nativeArg{param: n}
+				case v.Kind == pgsql.Number && isIntegerType(c.colType):
+					x, err := compareValue(v.Text, c.colType)
+					if err != nil {
+						return nil, false, nil
+					}
+					c.val = nativeArg{value: x}
+				case v.Kind == pgsql.String && c.colType == duckdb.TYPE_VARCHAR:
+					s, ok := v.StandardString()
+					if !ok {
+						return nil, false, nil
+					}
+					c.val = nativeArg{value: s}
+				default:
+					return nil, false, nil
+				}
+				if c.colType != duckdb.TYPE_VARCHAR && !isIntegerType(c.colType) {
+					return nil, false, nil // times and the rest: DuckDB's casts
+				}
+				i = j + 2
+			default:
+				return nil, false, nil
+			}
+			sel.where = append(sel.where, c)
+			if i < len(toks) && toks[i].Is("AND") {
+				continue
+			}
+			break
+		}
+	}
+	if i+1 < len(toks) && toks[i].Is("ORDER") && toks[i+1].Is("BY") {
+		for i += 2; ; i++ {
+			col, j := column(i)
+			if col < 0 {
+				return nil, false, nil
+			}
+			o := nativeOrder{col: col}
+			if j < len(toks) && (toks[j].Is("ASC") || toks[j].Is("DESC")) {
+				o.desc, j = toks[j].Is("DESC"), j+1
+			}
+			if j+1 < len(toks) && toks[j].Is("NULLS") && (toks[j+1].Is("FIRST") || toks[j+1].Is("LAST")) {
+				o.nullsFirst, j = toks[j+1].Is("FIRST"), j+2
+			}
+			sel.order = append(sel.order, o)
+			if i = j; i < len(toks) && toks[i].Text == "," {
+				continue
+			}
+			break
+		}
+	}
+	for i < len(toks) && (toks[i].Is("LIMIT") || toks[i].Is("OFFSET")) {
+		if i+1 >= len(toks) || toks[i+1].Kind != pgsql.Number {
+			return nil, false, nil
+		}
+		n, err := strconv.ParseInt(toks[i+1].Text, 10, 64)
+		if err != nil || n < 0 {
+			return nil, false, nil // DuckDB says what is wrong with it
+		}
+		if toks[i].Is("LIMIT") && sel.limit < 0 {
+			sel.limit = n
+		} else if toks[i].Is("OFFSET") && sel.offset < 0 {
+			sel.offset = n
+		} else {
+			return nil, false, nil
+		}
+		i += 2
+	}
+	if i != len(toks) {
+		return nil, false, nil
+	}
+	if len(sel.where) == 0 && len(sel.order) == 0 && sel.limit < 0 && sel.offset < 0 {
+		return nil, true, nil
+	}
+	return sel, true, nil
+}
+
+func isIntegerType(t duckdb.Type) bool {
+	switch t {
+	case duckdb.TYPE_TINYINT, duckdb.TYPE_SMALLINT, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT,
+		duckdb.TYPE_UTINYINT, duckdb.TYPE_USMALLINT, duckdb.TYPE_UINTEGER, duckdb.TYPE_UBIGINT:
+		return true
+	}
+	return false
+}
+
+// compareValue converts a literal or a parameter's value to what a cell of
+// type t compares with: int64, uint64 or string.
+func compareValue(v any, t duckdb.Type) (any, error) {
+	s, isString := v.(string)
+	if b, ok := v.([]byte); ok {
+		s, isString = string(b), true
+	}
+	switch {
+	case t == duckdb.TYPE_VARCHAR:
+		if isString {
+			return s, nil
+		}
+		return nil, pgErrorf(codes.DatatypeMismatch, "a %T compared with a text column", v)
+	case t == duckdb.TYPE_UBIGINT || t == duckdb.TYPE_UINTEGER || t == duckdb.TYPE_USMALLINT || t == duckdb.TYPE_UTINYINT:
+		if isString {
+			n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				return nil, pgErrorf(codes.InvalidTextRepresentation, "invalid input syntax for an unsigned integer: %q", s)
+			}
+			return n, nil
+		}
+	default:
+		if isString {
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				return nil, pgErrorf(codes.InvalidTextRepresentation, "invalid input syntax for type bigint: %q", s)
+			}
+			return n, nil
+		}
+	}
+	if n, ok := toInt64(v); ok {
+		if t == duckdb.TYPE_UBIGINT || t == duckdb.TYPE_UINTEGER || t == duckdb.TYPE_USMALLINT || t == duckdb.TYPE_UTINYINT {
+			if n < 0 {
+				return nil, pgErrorf(codes.NumericValueOutOfRange, "%d is out of range for an unsigned integer", n)
+			}
+			return uint64(n), nil
+		}
+		return n, nil
+	}
+	return nil, pgErrorf(codes.DatatypeMismatch, "a %T compared with an integer column", v)
+}
+
+// apply filters, orders and cuts rows; params are the portal's converted
+// values for the $n the conditions use.
+func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type) (any, error)) (NativeRows, error) {
+	vals := make([]any, len(sel.where))
+	for k, c := range sel.where {
+		if c.op == "null" || c.op == "not null" {
+			continue
+		}
+		if c.val.param == 0 {
+			vals[k] = c.val.value
+			continue
+		}
+		v, err := params(c.val.param, c.colType)
+		if err != nil {
+			return nil, err
+		}
+		vals[k] = v // nil: NULL, which keeps no row
+	}
+	idx := make([]int, 0, rows.Len())
+rows:
+	for r := range rows.Len() {
+		for k, c := range sel.where {
+			cell := rows.Cell(r, c.col)
+			switch c.op {
+			case "null":
+				if cell.kind != nvNull {
+					continue rows
+				}
+				continue
+			case "not null":
+				if cell.kind == nvNull {
+					continue rows
+				}
+				continue
+			}
+			if cell.kind == nvNull || vals[k] == nil {
+				continue rows
+			}
+			cmp := compareCell(cell, vals[k])
+			if !(c.op == "=" && cmp == 0 || c.op == "<>" && cmp != 0 || c.op == "<" && cmp < 0 ||
+				c.op == "<=" && cmp <= 0 || c.op == ">" && cmp > 0 || c.op == ">=" && cmp >= 0) {
+				continue rows
+			}
+		}
+		idx = append(idx, r)
+	}
+	if len(sel.order) > 0 {
+		sort.SliceStable(idx, func(a, b int) bool {
+			for _, o := range sel.order {
+				x, y := rows.Cell(idx[a], o.col), rows.Cell(idx[b], o.col)
+				if xn, yn := x.kind == nvNull, y.kind == nvNull; xn || yn {
+					if xn == yn {
+						continue
+					}
+					return xn == o.nullsFirst
+				}
+				c := compareCells(x, y)
+				if c == 0 {
+					continue
+				}
+				return (c < 0) != o.desc
+			}
+			return false
+		})
+	}
+	if sel.offset > 0 {
+		idx = idx[min(int64(len(idx)), sel.offset):]
+	}
+	if sel.limit >= 0 && int64(len(idx)) > sel.limit {
+		idx = idx[:sel.limit]
+	}
+	return pickedRows{rows, idx}, nil
+}
+
+// compareCell compares a non-NULL cell with a value compareValue made.
+func compareCell(c NativeValue, v any) int {
+	switch x := v.(type) {
+	case int64:
+		if c.kind == nvUint {
+			if x < 0 {
+				return 1
+			}
+			return cmp3(c.n, uint64(x))
+		}
+		return cmp3(int64(c.n), x)
+	case uint64:
+		if c.kind == nvInt && int64(c.n) < 0 {
+			return -1
+		}
+		return cmp3(c.n, x)
+	case string:
+		return strings.Compare(c.s, x)
+	}
+	return 0
+}
+
+// compareCells compares two non-NULL cells of one column.
+func compareCells(a, b NativeValue) int {
+	switch a.kind {
+	case nvInt:
+		return cmp3(int64(a.n), int64(b.n))
+	case nvUint:
+		return cmp3(a.n, b.n)
+	case nvString:
+		return strings.Compare(a.s, b.s)
+	case nvTime:
+		return a.t.Compare(b.t)
+	}
+	return 0
+}
+
+func cmp3[T int64 | uint64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// pickedRows is rows in the order, and with only the rows, idx names.
+type pickedRows struct {
+	rows NativeRows
+	idx  []int
+}
+
+func (p pickedRows) Len() int                      { return len(p.idx) }
+func (p pickedRows) Cell(row, col int) NativeValue { return p.rows.Cell(p.idx[row], col) }
+
+// boxedRows is a Run's [][]any as NativeRows.
+type boxedRows [][]any
+
+func (b boxedRows) Len() int { return len(b) }
+func (b boxedRows) Cell(row, col int) NativeValue {
+	switch x := b[row][col].(type) {
+	case string:
+		return NativeString(x)
+	case time.Time:
+		return NativeTime(x)
+	case uint8:
+		return NativeUint(uint64(x))
+	case uint16:
+		return NativeUint(uint64(x))
+	case uint32:
+		return NativeUint(uint64(x))
+	case uint64:
+		return NativeUint(x)
+	case nil:
+		return NativeNull()
+	}
+	if n, ok := toInt64(b[row][col]); ok {
+		return NativeInt(n)
+	}
+	return NativeNull()
+}
