@@ -13,19 +13,26 @@ import (
 // TestDomainDatasetListJoins is issue 17 §3: a table of domains joins the
 // index in one statement through domain_dataset_list, with the rows
 // domain_datasets gives one domain at a time; what names no domain is NULL.
-func TestDomainDatasetListJoins(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
+// ingestSampleDatasets ingests the two sample corpora of testdata/shared
+// as datasets pywb, cc and both (pywb's again) into a local store.
+func ingestSampleDatasets(t *testing.T, dir string) {
+	t.Helper()
 	for _, c := range []struct{ ds, file string }{
 		{"pywb", "pywb_sample_archive.txt"},
 		{"cc", "cc_main_2024_30_cdx00187.txt"},
 		{"both", "pywb_sample_archive.txt"},
 	} {
 		path := filepath.Join("..", "..", "testdata", "shared", "urls", c.file)
-		if code := run(ctx, []string{"ingest", "--store", dir, "--dataset", c.ds, "--force", path}, io.Discard, io.Discard); code != 0 {
+		if code := run(context.Background(), []string{"ingest", "--store", dir, "--dataset", c.ds, "--force", path}, io.Discard, io.Discard); code != 0 {
 			t.Fatalf("ingest %s: exit %d", c.ds, code)
 		}
 	}
+}
+
+func TestDomainDatasetListJoins(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ingestSampleDatasets(t, dir)
 	cn := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
 	var domains []string
 	rows, err := cn.Query(ctx, "SELECT DISTINCT etld1(url) FROM urls ORDER BY 1")

@@ -22,16 +22,7 @@ import (
 func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	for _, c := range []struct{ ds, file string }{
-		{"pywb", "pywb_sample_archive.txt"},
-		{"cc", "cc_main_2024_30_cdx00187.txt"},
-		{"both", "pywb_sample_archive.txt"},
-	} {
-		path := filepath.Join("..", "..", "testdata", "shared", "urls", c.file)
-		if code := run(ctx, []string{"ingest", "--store", dir, "--dataset", c.ds, "--force", path}, io.Discard, io.Discard); code != 0 {
-			t.Fatalf("ingest %s: exit %d", c.ds, code)
-		}
-	}
+	ingestSampleDatasets(t, dir)
 	// domain records too, some fields empty (NULL in SQL)
 	var b strings.Builder
 	b.WriteString("domain␟company_name␟scraper_version␟updated_at␟␞\n")
