@@ -438,3 +438,44 @@ type noNativeRows struct{}
 
 func (noNativeRows) Len() int                  { return 0 }
 func (noNativeRows) Cell(int, int) NativeValue { return NativeValue{} }
+
+// matchConstant answers SELECT n [[AS] name], n an integer literal of
+// INTEGER range — what connection pools and BI tools send to check a
+// connection (SELECT 1), which cost DuckDB's ~100 µs per statement. The
+// column is named and typed as DuckDB names and types it ("1", INTEGER;
+// TestNativeSelectAgreesWithDuckDB compares the two).
+func matchConstant(toks []pgsql.Token) *nativeCall {
+	if len(toks) != 2 && len(toks) != 3 && len(toks) != 4 || !toks[0].Is("SELECT") || toks[1].Kind != pgsql.Number {
+		return nil
+	}
+	n, err := strconv.ParseInt(toks[1].Text, 10, 32)
+	if err != nil {
+		return nil
+	}
+	name := strconv.FormatInt(n, 10) // DuckDB names it by the value: SELECT 01 is "1"
+	switch len(toks) {
+	case 3:
+		if toks[2].Kind != pgsql.Ident && toks[2].Kind != pgsql.QIdent || toks[2].Kind == pgsql.Ident && isReservedAfterSelectList(toks[2]) {
+			return nil
+		}
+		name = toks[2].IdentName()
+	case 4:
+		if !toks[2].Is("AS") || toks[3].Kind != pgsql.Ident && toks[3].Kind != pgsql.QIdent {
+			return nil
+		}
+		name = toks[3].IdentName()
+	}
+	row := [][]any{{int32(n)}}
+	fn := NativeFunction{Columns: []NativeColumn{{Name: name, Type: duckdb.TYPE_INTEGER}},
+		Run: func(context.Context, []any) ([][]any, error) { return row, nil }}
+	return &nativeCall{name: "select_constant", fn: fn}
+}
+
+// isReservedAfterSelectList: words that cannot alias a select list item.
+func isReservedAfterSelectList(t pgsql.Token) bool {
+	switch t.Upper() {
+	case "FROM", "WHERE", "LIMIT", "OFFSET", "ORDER", "GROUP", "HAVING", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY", "FETCH", "FOR", "INTO":
+		return true
+	}
+	return false
+}

@@ -709,6 +709,9 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 					return nil, err
 				}
 			}
+			if nc == nil && s.srv.cfg.NativeFunctions != nil {
+				nc = matchConstant(st.Significant())
+			}
 		}
 		if nc != nil {
 			p.native = nc

@@ -109,6 +109,13 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT domain FROM domains WHERE domain = $1 AND company_name >= 'Co 4'", d1, true},
 	}
 	compared := 0
+	// what pools and BI tools send to check a connection
+	for _, q := range []string{"SELECT 1", "select 42", "SELECT 7 AS ok", `SELECT 1 "Up"`, "SELECT 1 x", "SELECT 3000000000", "SELECT 1.5", "SELECT 01"} {
+		if got, want := answer(native, q, nil, true), answer(duck, q, nil, true); got != want {
+			t.Fatalf("%s:\nnative %q\nDuckDB %q", q, got, want)
+		}
+		compared++
+	}
 	for _, d := range append(domains, "absent.example") {
 		for _, s := range shapes {
 			if got, want := answer(native, s.q, s.args(d), s.ordered), answer(duck, s.q, s.args(d), s.ordered); got != want {
