@@ -156,7 +156,7 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 	if len(args) != len(fn.Args) {
 		return nil, nil // let DuckDB report the wrong arity
 	}
-	sel, ok, err := matchNativeTail(tail, fn, alias)
+	sel, ok, err := matchNativeTail(tail, fn, alias, proj)
 	if err != nil || !ok {
 		return nil, err
 	}

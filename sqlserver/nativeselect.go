@@ -48,8 +48,21 @@ type nativeOrder struct {
 
 // matchNativeTail parses what follows the function call; ok is false for
 // anything but the shape above.
-func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string) (sel *nativeSelect, ok bool, err error) {
+func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string, proj []projected) (sel *nativeSelect, ok bool, err error) {
 	sel = &nativeSelect{limit: -1, offset: -1}
+	// ORDER BY names the select list's names before the function's columns
+	// (DuckDB, PostgreSQL): "SELECT url AS ts … ORDER BY ts" sorts by url
+	outputCol := func(i int) (col, next int, found bool) {
+		if i >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent || i+1 < len(toks) && toks[i+1].Text == "." {
+			return -1, i, false
+		}
+		for _, p := range proj {
+			if p.name == toks[i].IdentName() {
+				return p.col, i + 1, true
+			}
+		}
+		return -1, i, false
+	}
 	column := func(i int) (col, next int) {
 		if i >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent {
 			return -1, i
@@ -122,7 +135,10 @@ func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string) (sel *
 	}
 	if i+1 < len(toks) && toks[i].Is("ORDER") && toks[i+1].Is("BY") {
 		for i += 2; ; i++ {
-			col, j := column(i)
+			col, j, found := outputCol(i)
+			if !found {
+				col, j = column(i)
+			}
 			if col < 0 {
 				return nil, false, nil
 			}

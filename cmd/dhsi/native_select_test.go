@@ -97,6 +97,8 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT url_id, url FROM domain_urls($1, 2, 0, 50) u WHERE u.ts IS NOT NULL ORDER BY u.url_id", d1, true},
 		{"SELECT url FROM domain_urls($1, 3, 0, 100) WHERE url_id > 9223372036854775807 ORDER BY url", d1, true},
 		{"SELECT url FROM domain_urls($1, 1, 0, 100) ORDER BY ts NULLS FIRST, url OFFSET 2", d1, true},
+		{"SELECT url AS ts, url_id FROM domain_urls($1, 1, 0, 100) ORDER BY ts DESC", d1, true},
+		{"SELECT dataset AS url_count, url_count AS dataset FROM domain_datasets($1) WHERE url_count > 1 ORDER BY url_count, dataset", d1, true},
 	}
 	recordShapes := []shape{
 		{"SELECT company_name FROM domains WHERE domain = $1 AND scraper_version >= 2", d1, false},
