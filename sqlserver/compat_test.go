@@ -177,6 +177,23 @@ func TestSessionParametersDriversSet(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a SET of the same value twice, then of DuckDB's settings, reach current_setting", func(t *testing.T) {
+		// syncVariables skips a SET that changes nothing and reads DuckDB's
+		// own settings again only after one may have changed
+		mustExec(t, conn, "SET application_name = 'same'", "SET application_name = 'same'")
+		if got := one("SELECT current_setting('application_name')"); got != "same" {
+			t.Errorf("application_name = %q", got)
+		}
+		mustExec(t, conn, "SET TimeZone = 'Asia/Tokyo'")
+		if got := one("SELECT current_setting('TimeZone')"); got != "Asia/Tokyo" {
+			t.Errorf("TimeZone = %q", got)
+		}
+		mustExec(t, conn, "SET threads = 1")
+		if got := one("SELECT current_setting('threads')"); got != "1" {
+			t.Errorf("threads = %q, after SET threads = 1", got)
+		}
+		mustExec(t, conn, "SET application_name = 'renamed'")
+	})
 	t.Run("extra_float_digits is accepted and shown", func(t *testing.T) {
 		mustExec(t, conn, "SET extra_float_digits = 3")
 		if got := one("SHOW extra_float_digits"); got != "3" {

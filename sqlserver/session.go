@@ -56,6 +56,11 @@ type session struct {
 	secret uint32
 	user   string
 	dbname string
+	// syncedVariables is the last statement syncVariables ran (without
+	// DuckDB's settings); duckSettingsSynced is false when a DuckDB setting
+	// may have changed since it last mirrored them
+	syncedVariables    string
+	duckSettingsSynced bool
 	// principal is who the session runs as (its user and role); the
 	// session's context carries it too (access A1)
 	principal access.Principal

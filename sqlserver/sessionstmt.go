@@ -140,11 +140,21 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 
 // syncVariables mirrors the session's parameters, user and search path into
 // DuckDB variables for the catalog shim (see settings.duckVariables).
+// A SET that changes nothing (a pool setting application_name on every
+// checkout) costs no DuckDB statement; DuckDB's own settings are read
+// again only after one of them may have changed (duckSettingsVariable).
 func (s *session) syncVariables(ctx context.Context) error {
 	q := s.settings.duckVariables(s.user, clientSchemas(s.settings.searchPathSchemas()))
+	if !s.duckSettingsSynced {
+		q += "; " + duckSettingsVariable
+	} else if q == s.syncedVariables {
+		return nil
+	}
 	if _, err := s.duck.ExecContext(ctx, q, nil); err != nil {
+		s.syncedVariables = ""
 		return fmt.Errorf("mirror session settings: %w", err)
 	}
+	s.syncedVariables, s.duckSettingsSynced = strings.TrimSuffix(q, "; "+duckSettingsVariable), true
 	return nil
 }
 
@@ -167,6 +177,7 @@ func (s *session) setParam(ctx context.Context, name, value string) error {
 	lname := strings.ToLower(name)
 	if !s.settings.known(lname) && !strings.Contains(lname, ".") {
 		// a DuckDB setting (memory_limit, threads, ...)
+		s.duckSettingsSynced = false
 		if _, err := s.duck.ExecContext(ctx, "SET "+quoteIdent(lname)+" = "+quoteLiteral(value), nil); err != nil {
 			return pgErrorf(codes.UndefinedObject, "unrecognized configuration parameter %q", name)
 		}
@@ -234,6 +245,7 @@ func (s *session) applyToDuck(ctx context.Context, name, value string) error {
 	default:
 		return nil
 	}
+	s.duckSettingsSynced = false // TimeZone and search_path are DuckDB's settings too
 	if _, err := s.duck.ExecContext(ctx, stmt, nil); err != nil {
 		return toPGError(err)
 	}

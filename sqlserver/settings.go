@@ -325,13 +325,16 @@ func (s *settings) duckVariables(user string, schemas []string) string {
 		b.WriteString(quoteLiteral(sch))
 	}
 	b.WriteString("]::VARCHAR[]")
-	// DuckDB's own settings too, for current_setting: DuckDB's version binds
-	// its argument as a constant, and a lookup in duckdb_settings() inside
-	// the macro would be a subquery, which DuckDB refuses in table function
-	// arguments (Grafana's generate_series over the search_path)
-	b.WriteString("; SET VARIABLE dhsi_duck_settings = (SELECT map(list(name), list(value)) FROM duckdb_settings())")
 	return b.String()
 }
+
+// duckSettingsVariable mirrors DuckDB's own settings too, for
+// current_setting: DuckDB's version binds its argument as a constant, and a
+// lookup in duckdb_settings() inside the macro would be a subquery, which
+// DuckDB refuses in table function arguments (Grafana's generate_series
+// over the search_path). It reads every DuckDB setting, so it runs only
+// when one may have changed.
+const duckSettingsVariable = "SET VARIABLE dhsi_duck_settings = (SELECT map(list(name), list(value)) FROM duckdb_settings())"
 
 // searchPathSchemas splits search_path into schema names.
 func (s *settings) searchPathSchemas() []string {
