@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,7 +93,7 @@ type Domains struct {
 	rule    compiler.Rule // the record rule: what the views serve from the inbox
 	sch     *tableschema.Schema
 	fields  []string                  // schema field names, in order
-	sig     string                    // the views' columns, to notice a schema change
+	sig     string                    // the schema the views were made for, to notice a change
 	pending map[string]*pendingObject // the inbox as last observed, by key
 	// the change signals as last listed (nil before the first refresh),
 	// when the last full refresh began, and how far apart full ones are
@@ -224,7 +224,13 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package, etag st
 		return err
 	}
 	fields := sch.FieldNames()
-	sig := strings.Join(fields, "\x00")
+	// the whole schema, not only its names: a field's type or format
+	// changes how the views type it and what the rule accepts
+	sigJSON, err := json.Marshal(sch)
+	if err != nil {
+		return err
+	}
+	sig := string(sigJSON)
 	if sig != d.sig || d.shards == nil {
 		// a new schema types and checks every record anew: parsed
 		// objects are thrown away, the views made again
@@ -234,7 +240,7 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package, etag st
 		d.pending = map[string]*pendingObject{}
 		// the view the new SQL binds against: no record until the refresh
 		// that follows (Refresh calls install, then reads the store)
-		d.view.Store(&view{fields: fields, layouts: layouts, cache: d.shards, byDomain: map[string][]pendingRecord{}})
+		d.view.Store(&view{fields: fields, schema: sig, layouts: layouts, cache: d.shards, byDomain: map[string][]pendingRecord{}})
 		if err := d.createViews(ctx, sch); err != nil {
 			return err
 		}
@@ -366,7 +372,7 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 	if full {
 		d.lastFull, d.fullTook, d.fullNext = began, time.Since(began), false
 	}
-	d.view.Store(newView(d.fields, layouts, pending, shards, d.shards))
+	d.view.Store(newView(d.fields, d.sig, layouts, pending, shards, d.shards))
 	return true, nil
 }
 

@@ -3,6 +3,8 @@ package records
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -277,5 +279,61 @@ func TestScanAcrossAResharding(t *testing.T) {
 	var c string
 	if err := db.QueryRowContext(ctx, "SELECT company_name FROM public.domain_record($1)", moving[0]).Scan(&c); err != nil || c != "Moving" {
 		t.Fatalf("lookup during the resharding: %q %v", c, err)
+	}
+}
+
+// TestSchemaTypeChangeRetypesTheViews: a datapackage.json that changes a
+// field's type but no name makes the views type it anew at the next
+// refresh, and the native lookup refuses instead of casting by the old type.
+func TestSchemaTypeChangeRetypesTheViews(t *testing.T) {
+	ctx := context.Background()
+	st, err := localfs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	putShards(t, st, 10, func(i int) string { return fmt.Sprintf("C%d", i) })
+	db := openTestDB(t)
+	d, err := Open(ctx, st, db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typeOf := func() string {
+		var s string
+		if err := db.QueryRowContext(ctx, "SELECT typeof(scraper_version) FROM public.domains LIMIT 1").Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if got := typeOf(); got != "BIGINT" {
+		t.Fatalf("scraper_version is %s, want BIGINT", got)
+	}
+	_, run, ok := d.NativeLookup()
+	if !ok {
+		t.Fatal("the default schema has no native lookup")
+	}
+	pkg, etag, err := LoadPackageVersion(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range pkg.Resources[0].Schema.Fields {
+		if f.Name == "scraper_version" {
+			pkg.Resources[0].Schema.Fields[i].Type = "string"
+		}
+	}
+	body, err := json.Marshal(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, compiler.SchemaKey, strings.NewReader(string(body)), store.Cond{IfMatch: etag}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := typeOf(); got != "VARCHAR" {
+		t.Fatalf("after the type change scraper_version is %s, want VARCHAR", got)
+	}
+	if _, err := run(ctx, "d1.example"); !errors.Is(err, errSchemaChanged) {
+		t.Fatalf("the native lookup of the old schema answered (%v), want errSchemaChanged", err)
 	}
 }

@@ -3,7 +3,6 @@ package records
 import (
 	"context"
 	"errors"
-	"slices"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -24,11 +23,11 @@ type NativeColumn struct {
 // agrees with the views' SQL casts (tableschema.TestDuckDBCastAgreesWithCast).
 // ok is false when a field's type has no native form here (the lookup then
 // goes through DuckDB): string, integer and datetime fields do. The columns
-// are the schema's now; run refuses a lookup once datapackage.json's fields
-// changed.
+// and casts are the schema's now; run refuses a lookup once
+// datapackage.json's schema changed.
 func (d *Domains) NativeLookup() (cols []NativeColumn, run func(ctx context.Context, domain string) ([][]any, error), ok bool) {
 	d.mu.Lock()
-	sch, fields := d.sch, d.fields
+	sch, schema := d.sch, d.sig
 	d.mu.Unlock()
 	casts := make([]func(string) any, len(sch.Fields))
 	for i, f := range sch.Fields {
@@ -61,8 +60,8 @@ func (d *Domains) NativeLookup() (cols []NativeColumn, run func(ctx context.Cont
 	}
 	run = func(ctx context.Context, domain string) ([][]any, error) {
 		v := d.view.Load()
-		if !slices.Equal(v.fields, fields) {
-			return nil, errSchemaChanged
+		if v.schema != schema {
+			return nil, errSchemaChanged // the casts above are the old schema's
 		}
 		rows, err := d.lookup(ctx, v, domain)
 		if err != nil || len(rows) == 0 {
@@ -78,4 +77,4 @@ func (d *Domains) NativeLookup() (cols []NativeColumn, run func(ctx context.Cont
 	return cols, run, true
 }
 
-var errSchemaChanged = errors.New("the domain record schema (datapackage.json) changed its fields since this server started: restart it, or look the domain up with a WHERE the server does not rewrite (domain IN ($1))")
+var errSchemaChanged = errors.New("the domain record schema (datapackage.json) changed since this server started: restart it, or look the domain up with a WHERE the server does not rewrite (domain IN ($1))")

@@ -17,6 +17,7 @@ import (
 // statements read it, the next refresh replaces it.
 type view struct {
 	fields   []string
+	schema   string // the schema's JSON (Domains.sig)
 	layouts  Layouts
 	pending  []*pendingObject           // by key
 	byDomain map[string][]pendingRecord // pending records by domain
@@ -31,8 +32,8 @@ type listedShard struct {
 	at   time.Time
 }
 
-func newView(fields []string, layouts Layouts, pending map[string]*pendingObject, shards map[string]listedShard, cache *shardCache) *view {
-	v := &view{fields: fields, layouts: layouts, byDomain: map[string][]pendingRecord{}, shards: shards, cache: cache}
+func newView(fields []string, schema string, layouts Layouts, pending map[string]*pendingObject, shards map[string]listedShard, cache *shardCache) *view {
+	v := &view{fields: fields, schema: schema, layouts: layouts, byDomain: map[string][]pendingRecord{}, shards: shards, cache: cache}
 	for _, o := range pending {
 		v.pending = append(v.pending, o)
 		for _, r := range o.records {
