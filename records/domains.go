@@ -407,35 +407,17 @@ func listSignals(ctx context.Context, st store.Store) (map[string]store.ETag, er
 // currentOnly).
 func listShards(ctx context.Context, st store.Store, layouts Layouts, currentOnly bool) (map[string]listedShard, error) {
 	out := map[string]listedShard{}
-	list := func(keep func(id string) bool) error {
-		var keys []string
-		var etags []store.ETag
-		err := st.List(ctx, compiler.ShardPrefix, func(a store.Attrs) error {
-			if id, ok := compiler.ShardOfKey(a.Key); ok && keep(id) {
-				keys, etags = append(keys, a.Key), append(etags, a.ETag)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("list %s: %w", compiler.ShardPrefix, err)
-		}
-		at := time.Now() // S2: when this listing ended
-		for i, k := range keys {
-			out[k] = listedShard{etags[i], at}
-		}
-		return nil
-	}
 	current := func(id string) bool { return len(id) == layouts.Current.Width }
 	var err error
 	switch {
 	case currentOnly:
-		err = list(current)
+		err = listShardsInto(ctx, st, "", current, out)
 	case layouts.Resharding():
-		if err = list(func(id string) bool { return !current(id) }); err == nil {
-			err = list(current)
+		if err = listShardsInto(ctx, st, "", func(id string) bool { return !current(id) }, out); err == nil {
+			err = listShardsInto(ctx, st, "", current, out)
 		}
 	default:
-		err = list(func(string) bool { return true })
+		err = listShardsInto(ctx, st, "", nil, out)
 	}
 	return out, err
 }
@@ -443,22 +425,29 @@ func listShards(ctx context.Context, st store.Store, layouts Layouts, currentOnl
 // listShardPrefix lists the shards whose id starts with hex digit h.
 func listShardPrefix(ctx context.Context, st store.Store, h string) (map[string]listedShard, error) {
 	out := map[string]listedShard{}
+	return out, listShardsInto(ctx, st, h, nil, out)
+}
+
+// listShardsInto lists the shards whose id starts with idPrefix and that
+// keep accepts (nil: all) into out, each stamped with when the listing
+// ended (shardCache S2).
+func listShardsInto(ctx context.Context, st store.Store, idPrefix string, keep func(id string) bool, out map[string]listedShard) error {
 	var keys []string
 	var etags []store.ETag
-	err := st.List(ctx, compiler.ShardPrefix+h, func(a store.Attrs) error {
-		if _, ok := compiler.ShardOfKey(a.Key); ok {
+	err := st.List(ctx, compiler.ShardPrefix+idPrefix, func(a store.Attrs) error {
+		if id, ok := compiler.ShardOfKey(a.Key); ok && (keep == nil || keep(id)) {
 			keys, etags = append(keys, a.Key), append(etags, a.ETag)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", compiler.ShardPrefix+h, err)
+		return fmt.Errorf("list %s: %w", compiler.ShardPrefix+idPrefix, err)
 	}
 	at := time.Now()
 	for i, k := range keys {
 		out[k] = listedShard{etags[i], at}
 	}
-	return out, nil
+	return nil
 }
 
 // observeInbox lists the pending objects and fetches those whose ETag
