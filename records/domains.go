@@ -322,6 +322,7 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 	full := d.signals == nil || len(signals) == 0 || etag != before || layouts.Resharding() || d.fullNext ||
 		since >= d.fullEvery || d.fullShare > 0 && float64(since) >= float64(d.fullTook)/d.fullShare
 	pending, shards := d.pending, map[string]listedShard{}
+	observed, prefixes := full, map[string]bool{} // what this refresh read anew
 	if full {
 		if pending, _, err = d.observeInbox(ctx); err != nil {
 			return false, err
@@ -331,13 +332,13 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 			return false, err
 		}
 	} else {
-		prefixes := map[string]bool{}
 		for k, e := range signals {
 			if h, ok := compiler.ShardSignalPrefix(k); ok && d.signals[k] != e {
 				prefixes[h] = true
 			}
 		}
 		if signals[compiler.PendingSignalKey] != d.signals[compiler.PendingSignalKey] {
+			observed = true
 			var retired []string
 			if pending, retired, err = d.observeInbox(ctx); err != nil {
 				return false, err
@@ -348,9 +349,11 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 				}
 			}
 		}
-		for k, ls := range d.view.Load().shards {
-			if id, _ := compiler.ShardOfKey(k); !prefixes[id[:1]] {
-				shards[k] = ls
+		if len(prefixes) > 0 {
+			for k, ls := range d.view.Load().shards {
+				if id, _ := compiler.ShardOfKey(k); !prefixes[id[:1]] {
+					shards[k] = ls
+				}
 			}
 		}
 		for h := range prefixes {
@@ -372,7 +375,17 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 	if full {
 		d.lastFull, d.fullTook, d.fullNext = began, time.Since(began), false
 	}
-	d.view.Store(newView(d.fields, d.sig, layouts, pending, shards, d.shards))
+	switch {
+	case observed:
+		d.view.Store(newView(d.fields, d.sig, layouts, pending, shards, d.shards))
+	case len(prefixes) > 0:
+		// the inbox as the last view has it: only the shards are new
+		v := *d.view.Load()
+		v.shards = shards
+		d.view.Store(&v)
+	}
+	// else nothing changed: the view stands, not rebuilt from every
+	// pending record and shard at each refresh
 	return true, nil
 }
 
