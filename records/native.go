@@ -48,9 +48,12 @@ func (d *Domains) NativeLookup() (cols []NativeColumn, run func(ctx context.Cont
 		if _, err := tableschema.DuckDBCast(f, "x"); err != nil {
 			return nil, nil, false // kept as text in the views: leave it to them
 		}
-		f := f
+		cast, err := f.Caster() // compiled once, not per lookup
+		if err != nil {
+			return nil, nil, false
+		}
 		casts[i] = func(s string) any {
-			v, err := f.Cast(s)
+			v, err := cast(s)
 			if err != nil {
 				return nil // the views' TRY_CAST gives NULL
 			}

@@ -112,11 +112,22 @@ func quoteValue(s string) string {
 // A value listed in the field's missing values casts to nil. Any other
 // value that does not fit gives a *CastError.
 func (f Field) Cast(s string) (any, error) {
+	cast, err := f.Caster()
+	if err != nil {
+		return nil, err
+	}
+	return cast(s)
+}
+
+// Caster is Cast compiled once, for casting many values of f: its format
+// parsed and its regular expressions built once. The function is safe for
+// concurrent use.
+func (f Field) Caster() (func(string) (any, error), error) {
 	c, err := newCaster(f)
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %w", f.Name, err)
 	}
-	return c.cast(s)
+	return c.cast, nil
 }
 
 // caster is a field compiled for casting: its format parsed and its
