@@ -700,22 +700,28 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		}
 	case kindDuck:
 		var nc *nativeCall
-		// a view's point lookup becomes its index function's call
-		// (Config.PointLookups) before the parameters are typed by it,
-		// and may then be a native call
-		lookedUp := pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
-		if allowNative {
+		sig := st.Significant()
+		if allowNative && s.srv.cfg.NativeFunctions != nil {
 			var err error
-			if nc, err = matchNative(st.Significant(), s.srv.cfg.NativeFunctions); err != nil {
+			if nc, err = matchNative(sig, s.srv.cfg.NativeFunctions); err != nil {
 				return nil, err
 			}
-			if nc == nil && len(s.srv.cfg.PointLookups) > 0 {
+			if nc == nil {
+				nc = matchConstant(sig)
+			}
+		}
+		// a view's point lookup becomes its index function's call
+		// (Config.PointLookups) before the parameters are typed by it,
+		// and may then be a native call; a native shape above needs none
+		// of this
+		var lookedUp []pgsql.Token
+		if nc == nil {
+			lookedUp = pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
+			if allowNative && len(s.srv.cfg.PointLookups) > 0 {
+				var err error
 				if nc, err = matchNative(pgsql.Significant(lookedUp), s.srv.cfg.NativeFunctions); err != nil {
 					return nil, err
 				}
-			}
-			if nc == nil && s.srv.cfg.NativeFunctions != nil {
-				nc = matchConstant(st.Significant())
 			}
 		}
 		if nc != nil {
@@ -725,7 +731,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			}
 			return p, nil
 		}
-		unsafe, err := nullUnsafeArgs(st.Significant(), s.srv.cfg.NullUnsafeFunctions)
+		unsafe, err := nullUnsafeArgs(sig, s.srv.cfg.NullUnsafeFunctions)
 		if err != nil {
 			return nil, err
 		}
