@@ -2,7 +2,6 @@ package records
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"sync"
 	"testing"
@@ -91,14 +90,7 @@ func TestRefreshDuringANarrowing(t *testing.T) {
 	if _, err := st.Put(ctx, compiler.ShardKey("5"), strings.NewReader(header+line(staying)), store.Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("CREATE SCHEMA IF NOT EXISTS public"); err != nil {
-		t.Fatal(err)
-	}
+	db := openTestDB(t)
 	d, err := OpenDomains(ctx, st, db, nil)
 	if err != nil {
 		t.Fatal(err)
