@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -560,7 +561,7 @@ func (d *Domains) parsePending(key string, etag store.ETag, b []byte) *pendingOb
 	for _, p := range problems {
 		o.errors = append(o.errors, []driver.Value{key, int32(p.Record), p.Field, p.Reason})
 	}
-	di := indexOf(t.Header, compiler.DomainField)
+	di := slices.Index(t.Header, compiler.DomainField)
 	m := newRowMaker(d.fields, t.Header)
 	for i := range t.Rows {
 		row := m.row("inbox", key, t, i)
@@ -582,9 +583,9 @@ type rowMaker struct {
 }
 
 func newRowMaker(fields, header []string) rowMaker {
-	m := rowMaker{pos: make([]int, len(fields)), updated: indexOf(fields, compiler.UpdatedAtField)}
+	m := rowMaker{pos: make([]int, len(fields)), updated: slices.Index(fields, compiler.UpdatedAtField)}
 	for f, name := range fields {
-		m.pos[f] = indexOf(header, name)
+		m.pos[f] = slices.Index(header, name)
 	}
 	return m
 }

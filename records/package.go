@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/shard"
@@ -202,18 +203,9 @@ func SchemaOf(pkg *tableschema.Package) (*tableschema.Schema, error) {
 		names = append(names, f.Name)
 	}
 	for _, want := range []string{compiler.DomainField, compiler.UpdatedAtField} {
-		if indexOf(names, want) < 0 {
+		if slices.Index(names, want) < 0 {
 			return nil, fmt.Errorf("%s: resources[0].schema.fields: no %q field", compiler.SchemaKey, want)
 		}
 	}
 	return s, nil
-}
-
-func indexOf(xs []string, x string) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
 }

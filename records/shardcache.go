@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -151,7 +152,7 @@ func parseShard(key string, etag store.ETag, b []byte, sch *tableschema.Schema) 
 		return p
 	}
 	p.table = t
-	p.domain = indexOf(t.Header, compiler.DomainField)
+	p.domain = slices.Index(t.Header, compiler.DomainField)
 	p.maker = newRowMaker(sch.FieldNames(), t.Header)
 	p.order = make([]int32, len(t.Rows))
 	for i := range p.order {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -295,7 +296,7 @@ func putFilesBatched(ctx context.Context, c *compiler.Compiler, files []string, 
 // rejected (each named on stderr).
 func normalizeKeys(t compiler.Table, stderr io.Writer) (compiler.Table, int) {
 	out := compiler.Table{Header: t.Header}
-	di := indexOfField(t.Header, compiler.DomainField)
+	di := slices.Index(t.Header, compiler.DomainField)
 	rejected := 0
 	for n, row := range t.Rows {
 		if di < 0 || len(row) != len(t.Header) {
@@ -324,7 +325,7 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 	for _, t := range tables {
 		ok, bad := normalizeKeys(t, stderr)
 		rejected += bad
-		di := indexOfField(ok.Header, compiler.DomainField)
+		di := slices.Index(ok.Header, compiler.DomainField)
 		for _, row := range ok.Rows {
 			d := row[di]
 			g := out[d]
@@ -345,15 +346,6 @@ func groupByDomain(tables []compiler.Table, stderr io.Writer) (map[string]compil
 		}
 	}
 	return out, rejected
-}
-
-func indexOfField(header []string, name string) int {
-	for i, h := range header {
-		if h == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // writeBatches lands the records as batch objects, one WriteBatch per
