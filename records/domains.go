@@ -350,7 +350,9 @@ func (d *Domains) refreshOnce(ctx context.Context) (same bool, err error) {
 				}
 			}
 		}
-		if len(prefixes) > 0 {
+		if len(prefixes) == 0 {
+			shards = d.view.Load().shards // immutable: shared, not copied
+		} else {
 			for k, ls := range d.view.Load().shards {
 				if id, _ := compiler.ShardOfKey(k); !prefixes[id[:1]] {
 					shards[k] = ls

@@ -121,6 +121,14 @@ func TestRefreshFollowsSignals(t *testing.T) {
 	if n := one(t, db, "SELECT count(*) FROM public.domains_inbox WHERE domain = 'second.example'"); n != 0 {
 		t.Fatalf("the merged record is still listed as waiting in the inbox (%d)", n)
 	}
+	// the next write: the inbox is read again, nothing retired, no shard
+	// signal; the shards the view had stay in it
+	write("fourth.example", "Fourth")
+	c.FlushSignals()
+	refresh()
+	if company("second.example") != "Second" || company("fourth.example") != "Fourth" {
+		t.Fatalf("after a write that named no shard: %q, %q; the shard's record must stay", company("second.example"), company("fourth.example"))
+	}
 	// a plain PUT bumps nothing: served by the next full refresh
 	if _, err := base.Put(ctx, compiler.InboxKey("plain.example"), strings.NewReader("domain␟company_name␟scraper_version␟updated_at␟␞plain.example␟Plain␟1␟2024-01-01T00:00:00Z␟␞"), store.Cond{}); err != nil {
 		t.Fatal(err)
