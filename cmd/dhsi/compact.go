@@ -39,7 +39,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "Usage: dhsi compact (--shard HH | --all | --loop [--workers N]) [flags]\n\nMerges the domain-record inbox (indexes/domains/{domain}.usv and batch\nobjects under indexes/domains/batches/) into shards\n(indexes/domains/shards/{hh}.usv) under a lock, writing with If-Match so that\nconcurrent compactors on many machines never lose an update.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	modes := 0

@@ -27,7 +27,7 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "Usage: dhsi gc [--keep N] [--grace 1h] [--dry-run] [flags]\n\nKeeps the newest N index versions in the manifest and deletes every object\nunder index/, urls/ and ingest/ that none of them references and that is older\nthan the grace period (the Parquet of an ingest that never published among\nthem). It also removes what crashed processes left and the grace period has\npassed: a local store's staged puts (.dhsi-tmp/put-*) and ingest scratch\ndirectories (dhsi-ingest-* in the temporary directory).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	log, err := newLogger(stderr, "warn")

@@ -57,6 +57,17 @@ func usage(w io.Writer) {
 // errUsage marks an error the user made on the command line (exit 2).
 var errUsage = errors.New("usage")
 
+// parseFlags parses a command's flags. A value the flag package refuses is
+// the user's mistake (exit 2, as Go's flag.ExitOnError has it); the package
+// has already printed it above the usage.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -32,7 +32,7 @@ ROLE is admin, writer or reader (default reader). Example:
   printf '%%s\n' "$PASSWORD" | dhsi passwd alice admin >> users
 `)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
