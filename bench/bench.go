@@ -56,9 +56,12 @@ type Options struct {
 	Wirebench string
 	// Queries is the size of the warm cells' Zipf query set (default 20000).
 	Queries int
-	WorkDir string // kept if given; a removed temp dir otherwise
-	Bin     string // the dhsi binary (children: ingest, serve, gc)
-	Log     io.Writer
+	// MemoryLimit is the --memory-limit of every dhsi serve and ingest
+	// child ("": theirs, a quarter of memory).
+	MemoryLimit string
+	WorkDir     string // kept if given; a removed temp dir otherwise
+	Bin         string // the dhsi binary (children: ingest, serve, gc)
+	Log         io.Writer
 }
 
 // warmQueries is the size of the Zipf query set of the warm cells.
@@ -90,6 +93,14 @@ func (o *Options) logf(format string, args ...any) {
 	if o.Log != nil {
 		fmt.Fprintf(o.Log, "bench: "+format+"\n", args...)
 	}
+}
+
+// memoryLimit is the children's --memory-limit flag, if one was chosen.
+func (o Options) memoryLimit() []string {
+	if o.MemoryLimit == "" {
+		return nil
+	}
+	return []string{"--memory-limit", o.MemoryLimit}
 }
 
 // Run runs the whole benchmark.
@@ -165,7 +176,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if i == 1 {
 			name = fmt.Sprintf("ds-%03d", len(corp.Files)-1)
 		}
-		res, err := runIngest(ctx, o.Bin, storeDir, name, filepath.Join(work, "ingest-work"), files...)
+		res, err := runIngest(ctx, o.Bin, storeDir, name, filepath.Join(work, "ingest-work"), o.memoryLimit(), files...)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +294,7 @@ func (r *Result) runDHSIWarm(ctx context.Context, o Options, work, storeDir stri
 		return r.runDHSIGrants(ctx, o, work, storeDir, queries)
 	}
 	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve.log"), nil,
-		"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0")
+		append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}, o.memoryLimit()...)...)
 	if err != nil {
 		return err
 	}
@@ -308,7 +319,7 @@ func (r *Result) runDHSIGrants(ctx context.Context, o Options, work, storeDir st
 	}
 	granted := false
 	for i, withGrants := range []bool{false, true, true, false} {
-		args := []string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}
+		args := append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}, o.memoryLimit()...)
 		if withGrants {
 			args = append(args, "--users-file", users)
 		}
@@ -483,7 +494,7 @@ func (r *Result) runDHSICold(ctx context.Context, o Options, work, storeDir stri
 	defer os.RemoveAll(cache)
 	env := []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_REGION=us-east-1"}
 	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve-s3.log"), env,
-		"--store", "s3://"+bucket, "--cache-dir", cache, "--refresh-interval", "0")
+		append([]string{"--store", "s3://" + bucket, "--cache-dir", cache, "--refresh-interval", "0"}, o.memoryLimit()...)...)
 	if err != nil {
 		return err
 	}

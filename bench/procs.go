@@ -105,9 +105,9 @@ type ingestResult struct {
 
 // runIngest runs one `dhsi ingest` child: of one dataset named dataset, or,
 // with dataset "", of each file as its own dataset (--dataset-per-file).
-func runIngest(ctx context.Context, bin, storeDir, dataset, workDir string, files ...string) (ingestResult, error) {
+func runIngest(ctx context.Context, bin, storeDir, dataset, workDir string, extra []string, files ...string) (ingestResult, error) {
 	var out bytes.Buffer
-	args := []string{"ingest", "--store", storeDir, "--quiet", "--work-dir", workDir}
+	args := append([]string{"ingest", "--store", storeDir, "--quiet", "--work-dir", workDir}, extra...)
 	if dataset == "" {
 		args = append(args, "--dataset-per-file")
 	} else {

@@ -111,7 +111,7 @@ func (r *Result) runWirebenchCells(ctx context.Context, o Options, work, storeDi
 		return err
 	}
 	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve.log"), nil,
-		"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0")
+		append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}, o.memoryLimit()...)...)
 	if err != nil {
 		return err
 	}

@@ -24,10 +24,12 @@ type blockKey struct {
 	block int64
 }
 
+// DefaultBlockCacheBytes is the block cache of a server given no size.
+const DefaultBlockCacheBytes = 256 << 20
+
+// newBlockCache keeps up to limit bytes of blocks; limit <= 0 keeps none
+// (every read is a ranged GET).
 func newBlockCache(limit int64) *blockCache {
-	if limit <= 0 {
-		limit = 256 << 20
-	}
 	return lru.New(limit, func(_ blockKey, data []byte) int64 { return int64(len(data)) }, nil)
 }
 

@@ -72,7 +72,8 @@ const DefaultRowCacheBytes = 512 << 20
 // URLIndexOptions configure OpenURLIndexWith.
 type URLIndexOptions struct {
 	// BlockCacheBytes bounds the byte ranges of remote Parquet files kept
-	// in memory (S3 stores).
+	// in memory (S3 stores; 0: none, DefaultBlockCacheBytes is the
+	// server's default).
 	BlockCacheBytes int64
 	// RowCacheBytes bounds the decoded rows of hot domains (0: none).
 	RowCacheBytes int64

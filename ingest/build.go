@@ -57,8 +57,14 @@ type Options struct {
 	// AllowEmpty publishes a batch whose inputs yield no URL (an empty
 	// dataset); without it such an ingest fails and publishes nothing.
 	AllowEmpty bool
-	Progress   func(Progress)
-	Log        *slog.Logger
+	// StageBytes bounds the rows staged in memory before they spill to
+	// WorkDir (0: 256 MiB); ParquetMemory is DuckDB's memory_limit while it
+	// reads Parquet inputs ("": DuckDB's default). dhsi ingest sets both
+	// from --memory-limit (internal/memlimit).
+	StageBytes    int64
+	ParquetMemory string
+	Progress      func(Progress)
+	Log           *slog.Logger
 
 	domains *interner // one copy of each domain string per RunAll
 }
@@ -314,7 +320,7 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 		return staged{}, err
 	}
 	defer os.RemoveAll(work)
-	lake := newLakeWriter(work, o.domains)
+	lake := newLakeWriter(work, o.domains, o.StageBytes)
 	defer lake.close()
 	rejects, err := os.Create(filepath.Join(o.WorkDir, "rejects-"+o.Dataset+".tsv"))
 	if err != nil {
@@ -922,7 +928,7 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 		}
 	}
 	for _, path := range inputs {
-		err := Scan(ctx, path, o.Format, func(rec Record) error {
+		err := scan(ctx, path, o.Format, o.ParquetMemory, func(rec Record) error {
 			mu.Lock()
 			sum.Read++
 			mu.Unlock()

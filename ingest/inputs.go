@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,11 +88,17 @@ var (
 // reject for each line that cannot be read. A file that cannot be opened at
 // all is an error.
 func Scan(ctx context.Context, path string, format Format, emit func(Record) error, reject func(Reject)) error {
+	return scan(ctx, path, format, "", emit, reject)
+}
+
+// scan is Scan with DuckDB's memory_limit for a Parquet input ("": DuckDB's
+// default, 80% of RAM).
+func scan(ctx context.Context, path string, format Format, parquetMemory string, emit func(Record) error, reject func(Reject)) error {
 	if format == "" {
 		format = DetectFormat(path)
 	}
 	if format == FormatParquet {
-		return scanParquet(ctx, path, emit)
+		return scanParquet(ctx, path, parquetMemory, emit)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -360,8 +367,12 @@ func scanCSV(name string, r io.Reader, tab bool, emit func(Record) error, reject
 
 // scanParquet reads a Parquet file with DuckDB (an in-memory instance of
 // this process: ingest never opens the server's database file).
-func scanParquet(ctx context.Context, path string, emit func(Record) error) error {
-	db, err := sql.Open("duckdb", "")
+func scanParquet(ctx context.Context, path, memoryLimit string, emit func(Record) error) error {
+	dsn := ""
+	if memoryLimit != "" {
+		dsn = "?memory_limit=" + url.QueryEscape(memoryLimit)
+	}
+	db, err := sql.Open("duckdb", dsn)
 	if err != nil {
 		return err
 	}

@@ -78,11 +78,14 @@ type spillFile struct {
 // defaultStageBudget bounds the rows staged in memory before spilling.
 const defaultStageBudget = 256 << 20
 
-func newLakeWriter(workDir string, domains *interner) *lakeWriter {
+func newLakeWriter(workDir string, domains *interner, stageBytes int64) *lakeWriter {
 	if domains == nil {
 		domains = &interner{}
 	}
-	return &lakeWriter{dir: filepath.Join(workDir, "spill"), buckets: map[string]*spillFile{}, memBudget: defaultStageBudget, domains: domains}
+	if stageBytes <= 0 {
+		stageBytes = defaultStageBudget
+	}
+	return &lakeWriter{dir: filepath.Join(workDir, "spill"), buckets: map[string]*spillFile{}, memBudget: stageBytes, domains: domains}
 }
 
 // interner keeps one copy of each domain string for a whole batch of

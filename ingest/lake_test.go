@@ -35,7 +35,7 @@ func writeTo(dir string, paths map[string]string) func(*lakeFile) error {
 // testLake returns a lake writer over a temporary work directory.
 func testLake(t *testing.T) (*lakeWriter, string) {
 	dir := t.TempDir()
-	w := newLakeWriter(dir, nil)
+	w := newLakeWriter(dir, nil, 0)
 	t.Cleanup(w.close)
 	return w, dir
 }

@@ -26,6 +26,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		skipPG   = fs.Bool("skip-pg", false, "do not measure PostgreSQL 15")
 		skipCold = fs.Bool("skip-cold", false, "do not measure DHSI cold from versitygw")
 		skipDuck = fs.Bool("skip-duckdb", false, "do not measure DuckDB scanning the Parquet")
+		memLimit = fs.String("memory-limit", "", "the --memory-limit of every dhsi serve and ingest the benchmark starts (default: theirs, a quarter of memory; 512MB is what they take on a 2 GB Raspberry Pi); the report's peak RSS shows whether they kept to it")
 		grants   = fs.Bool("grants", false, "also measure DHSI with users and grants in force (a reader granted every dataset), alternating without/with/with/without on fresh servers")
 		corpus   = fs.String("corpus", "simple", "URL shape of the generated corpus: simple (short paths; earlier numbers) or realistic (paths of 1-4 words, ~40% with 1-3 query keys in random order, extensions, subdomains, http and https; ~70 bytes)")
 		workDir  = fs.String("work-dir", "", "keep the generated lists and store here (default: a temporary directory, removed)")
@@ -37,7 +38,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "Usage: dhsi bench [flags]\n\nGenerates a deterministic Zipf-distributed corpus, builds it with dhsi ingest,\nand measures DHSI over the wire against PostgreSQL 15 (and, with --client pgx,\na DuckDB Parquet scan). Warm cells run after each system has run the\n20,000-query set once; with --client wirebench both servers run side by side\nand each cell reports tps DHSI / PostgreSQL per round and their mean. Cold\ncells query DHSI on versitygw with empty caches, each domain once.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var cs []int
@@ -62,7 +63,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	res, err := bench.Run(ctx, bench.Options{URLs: *urls, Domains: *domains, Datasets: *datasets, Clients: cs, Duration: *duration,
-		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), Client: bench.Client(*client), Rounds: *rounds, Wirebench: *wbBin, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, Bin: bin, Log: stderr})
+		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), Client: bench.Client(*client), Rounds: *rounds, Wirebench: *wbBin, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, MemoryLimit: *memLimit, Bin: bin, Log: stderr})
 	if err != nil {
 		return err
 	}

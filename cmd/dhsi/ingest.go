@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dhsi/dhsi/ingest"
+	"github.com/dhsi/dhsi/internal/memlimit"
 	"github.com/dhsi/dhsi/metrics"
 	"github.com/dhsi/dhsi/urlnorm"
 )
@@ -41,15 +41,16 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		allowEmpty = fs.Bool("allow-empty", false, "publish a dataset even when its inputs yield no URL (without it such an ingest fails and publishes nothing)")
 		force      = fs.Bool("force", false, "ingest files even if this dataset already ingested identical ones (counts would double)")
 		quiet      = fs.Bool("quiet", false, "no progress on a terminal")
-		memLimit   = fs.Int("memory-limit-mb", 1536, "soft limit of the Go heap in MiB: the garbage collector works harder near it (0: none; GOMEMLIMIT, if set, wins)")
+		memLimitMB = fs.Int("memory-limit-mb", 0, "deprecated: the Go heap's soft limit in MiB alone (--memory-limit bounds the whole ingest)")
 		metricsAt  = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address while the ingest runs, e.g. 127.0.0.1:9188: URLs read, normalized and rejected, the phase, store requests and bytes")
 		cpuProf    = fs.String("cpu-profile", "", "write a Go CPU profile of the whole ingest to this file (go tool pprof)")
 	)
+	mem := registerMemoryFlag(fs, "the ingest (the Go heap, the rows staged before they spill to --work-dir, DuckDB reading Parquet inputs)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: dhsi ingest --dataset NAME [flags] FILE...\n       dhsi ingest --dataset-per-file [flags] FILE...\n\nNormalizes the URLs in FILEs (plain lists, CSV/TSV with a url column, JSON\nlines, CDX, CDXJ, Parquet; .gz and .zst are read), writes them to the Parquet\nlake and publishes a new index version. It may run while a server serves the\nsame store: the server picks up the new version without a restart. Every line\nthat is not ingested is counted by reason and kept in a rejects file.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if (*dataset == "") == !*perFile || fs.NArg() == 0 {
@@ -63,7 +64,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}{
 		{"keep", *keep, 1, 1000}, {"zstd-level", *zstdLevel, 1, 22}, {"page-rows", *pageRows, 1, 1 << 20},
 		{"row-group-rows", *rowGroups, 1, 1 << 26}, {"prefix-width", *width, 0, 2},
-		{"postings-shards", *shards, 1, 4096}, {"memory-limit-mb", *memLimit, 0, 1 << 22},
+		{"postings-shards", *shards, 1, 4096}, {"memory-limit-mb", *memLimitMB, 0, 1 << 22},
 	} {
 		if c.v < c.lo || c.v > c.hi {
 			return fmt.Errorf("%w: --%s %d: want %d to %d", errUsage, c.name, c.v, c.lo, c.hi)
@@ -77,12 +78,21 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("%w: --work-dir %s: not an existing directory (it is not created for you)", errUsage, *workDir)
 		}
 	}
-	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		// without a limit the heap grows to twice what is live before a
-		// collection: 2.1 GB peak for a 15M-URL build whose live set is
-		// far smaller
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(*memLimit) << 20))
+	total, _, err := mem.total()
+	if err != nil {
+		return err
 	}
+	budget, err := memlimit.SplitIngest(total)
+	if err != nil {
+		return fmt.Errorf("%w: --memory-limit: %v", errUsage, err)
+	}
+	if *memLimitMB > 0 {
+		budget.GoHeap = int64(*memLimitMB) << 20
+	}
+	// without a limit the heap grows to twice what is live before a
+	// collection: 2.1 GB peak for a 15M-URL build whose live set is far
+	// smaller
+	defer limitGoHeap(budget.GoHeap)()
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		if err != nil {
@@ -160,6 +170,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Store: st, Dataset: *dataset, Source: *source, Files: fs.Args(), Format: ingest.Format(*format),
 		Normalizer: norm, WorkDir: *workDir, RowGroupRows: *rowGroups, PageRows: *pageRows, PrefixWidth: *width, ZstdLevel: *zstdLevel, PostingsShards: *shards,
 		Keep: *keep, Force: *force, AllowEmpty: *allowEmpty, Log: log,
+		StageBytes: budget.Stage, ParquetMemory: memlimit.Format(budget.DuckDB),
 	}
 	if !*quiet && isTerminal(stderr) {
 		start := time.Now()

@@ -28,6 +28,7 @@ import (
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/httpapi"
 	"github.com/dhsi/dhsi/ingest"
+	"github.com/dhsi/dhsi/internal/memlimit"
 	"github.com/dhsi/dhsi/internal/redact"
 	"github.com/dhsi/dhsi/metrics"
 	"github.com/dhsi/dhsi/migrations"
@@ -54,7 +55,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sf.register(fs)
 	var (
 		listen          = fs.String("listen", "127.0.0.1:5433", "PostgreSQL protocol address; a non-loopback address requires --user or --users-file")
-		memoryLimit     = fs.String("duckdb-memory-limit", "", "DuckDB memory_limit, e.g. 4GB (default: DuckDB's, 80% of RAM)")
+		duckMemory      = fs.String("duckdb-memory-limit", "", "DuckDB's memory_limit, e.g. 4GB; past it DuckDB spills to --duckdb-temp-dir (default: 40% of --memory-limit after a 96 MiB reserve)")
 		threads         = fs.Int("duckdb-threads", 0, "DuckDB worker threads (default: one per core)")
 		tempDir         = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/duckdb.tmp)")
 		usersFile       = fs.String("users-file", "", "file of name:password[:role] lines (role admin, writer or reader; default reader; the password may be a SCRAM-SHA-256 verifier, see 'dhsi passwd'); enables SCRAM-SHA-256 authentication, the DuckDB sandbox and dataset grants")
@@ -65,9 +66,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		logLevel        = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		noNative        = fs.Bool("no-native", false, "send every query through DuckDB, even the prepared lookups the server can answer from the index itself (for comparison)")
 		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
-		blockCache      = fs.Int64("block-cache-mb", 256, "memory for byte ranges of remote Parquet files (S3 stores)")
-		recordCache     = fs.Int64("record-cache-mb", records.DefaultCacheBytes>>20, "memory for parsed domain-record shards (domain lookups read the one shard a domain hashes to; a full scan reads every shard through it); 0 turns it off")
-		rowCache        = fs.Int64("row-cache-mb", catalog.DefaultRowCacheBytes>>20, "memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off")
 		metricsAddr     = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9187: statements by kind and latency, errors by SQLSTATE, sessions, the index version and its age, refresh age, Go and process metrics; no label carries a domain, dataset or URL")
 		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
 		shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long running statements may take to finish before they are cancelled")
@@ -75,6 +73,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fullRefresh     = fs.Duration("full-refresh-interval", records.DefaultFullRefresh, "how often a refresh lists the whole domain-record inbox and every shard; the refreshes between list the change signals DHSI's writers and compactors bump, and only what they name. Records landed by plain S3 PUTs appear within this")
 		users           multiFlag
 	)
+	var blockCache, recordCache, rowCache optionalMB
+	fs.Var(&blockCache, "block-cache-mb", "memory for byte ranges of remote Parquet files (S3 stores); 0 turns it off (default: 10% of --memory-limit after the reserve, at most 256)")
+	fs.Var(&recordCache, "record-cache-mb", fmt.Sprintf("memory for parsed domain-record shards (domain lookups read the one shard a domain hashes to; a full scan reads every shard through it); 0 turns it off (default: 10%% of --memory-limit after the reserve, at most %d)", records.DefaultCacheBytes>>20))
+	fs.Var(&rowCache, "row-cache-mb", fmt.Sprintf("memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off (default: 15%% of --memory-limit after the reserve, at most %d)", catalog.DefaultRowCacheBytes>>20))
+	mem := registerMemoryFlag(fs, "the server (DuckDB, the row, block and record caches, sessions' buffers)")
 	var roleTimeouts, roleQueries multiFlag
 	fs.Var(&roleTimeouts, "statement-timeout", "ROLE=DURATION: the default and ceiling of statement_timeout for users of a role, e.g. reader=30s (repeatable; admins are never limited)")
 	fs.Var(&roleQueries, "max-concurrent-queries", "ROLE=N: how many statements one user of a role may run at once over all their sessions; more wait their turn, e.g. reader=4 (repeatable)")
@@ -83,19 +86,26 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "Usage: dhsi serve [flags]\n\nServes the index over the PostgreSQL protocol. With no flags it uses ./dhsi-data\nand listens on 127.0.0.1:5433 accepting any user without a password (loopback only).\n\nSignals: SIGTERM or SIGINT stops accepting, lets running statements finish (up to\n--shutdown-timeout), answers every session's next message with FATAL 57P01 and exits 0;\nSIGHUP reloads the users file and the grants without dropping a session.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	if *fullRefresh <= 0 || *recordCache < 0 {
-		return fmt.Errorf("%w: --full-refresh-interval must be positive and --record-cache-mb not negative", errUsage)
+	if *fullRefresh <= 0 {
+		return fmt.Errorf("%w: --full-refresh-interval must be positive", errUsage)
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
 	}
+	budget, err := serveBudget(mem, *duckMemory, memlimit.Parts{RowCache: rowCache.bytes(), BlockCache: blockCache.bytes(), RecordCache: recordCache.bytes()})
+	if err != nil {
+		return err
+	}
+	log.Info("memory", "limit", memlimit.Format(budget.Total), "duckdb", memlimit.Format(budget.DuckDB), "go_heap", memlimit.Format(budget.GoHeap),
+		"row_cache", memlimit.Format(budget.RowCache), "block_cache", memlimit.Format(budget.BlockCache), "record_cache", memlimit.Format(budget.RecordCache))
+	defer limitGoHeap(budget.GoHeap)()
 	userList, err := loadUsers(*usersFile, users)
 	if err != nil {
 		return err
@@ -177,7 +187,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}},
 		Engine: sqlserver.EngineConfig{
 			Path:        filepath.Join(cache, "dhsi.duckdb"),
-			MemoryLimit: *memoryLimit,
+			MemoryLimit: memlimit.Format(budget.DuckDB),
 			Threads:     *threads,
 			TempDir:     *tempDir,
 			Sandbox:     sandbox,
@@ -185,7 +195,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Init: []func(context.Context, *sql.DB) error{
 			func(ctx context.Context, db *sql.DB) error { return migrations.Apply(ctx, db) },
 			func(ctx context.Context, db *sql.DB) error {
-				cacheBytes := *recordCache << 20
+				cacheBytes := budget.RecordCache
 				if cacheBytes == 0 {
 					cacheBytes = -1 // off: every statement reads its shards
 				}
@@ -206,7 +216,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.RegisterURLFuncs(ctx, db, norm); err != nil {
 					return err
 				}
-				u, err := newURLService(ctx, st, db, filepath.Join(cache, "lake-empty"), catalog.URLIndexOptions{BlockCacheBytes: *blockCache << 20, RowCacheBytes: *rowCache << 20, Log: log})
+				u, err := newURLService(ctx, st, db, filepath.Join(cache, "lake-empty"), catalog.URLIndexOptions{BlockCacheBytes: budget.BlockCache, RowCacheBytes: budget.RowCache, Log: log})
 				if err != nil {
 					return err
 				}

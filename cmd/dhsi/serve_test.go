@@ -129,6 +129,11 @@ func TestUsageErrors(t *testing.T) {
 		{"ingest --work-dir that does not exist", []string{"ingest", "--store", "DIR", "--dataset", "d", "--work-dir", "/nonexistent/dhsi", "x.txt"}, 2, "not an existing directory"},
 		{"gc --keep 0", []string{"gc", "--store", "DIR", "--keep", "0"}, 2, "--keep 0"},
 		{"the JSON API on a non-loopback address without users is refused", []string{"serve", "--store", "DIR", "--http", "0.0.0.0:0"}, 1, "refusing to serve the JSON API"},
+		{"serve --memory-limit that is not a size", []string{"serve", "--store", "DIR", "--memory-limit", "lots"}, 2, `--memory-limit: size "lots"`},
+		{"serve --memory-limit below a server's minimum", []string{"serve", "--store", "DIR", "--memory-limit", "100MB"}, 2, "less than the 256MiB a server needs"},
+		{"serve --memory-limit that the given parts overfill", []string{"serve", "--store", "DIR", "--memory-limit", "1GiB", "--duckdb-memory-limit", "900MiB"}, 2, "do not fit in 1GiB"},
+		{"serve --row-cache-mb -1", []string{"serve", "--store", "DIR", "--row-cache-mb", "-1"}, 2, "whole number of MiB"},
+		{"ingest --memory-limit 0%", []string{"ingest", "--store", "DIR", "--dataset", "d", "--memory-limit", "0%", "x.txt"}, 2, "percentage is more than 0"},
 		{"serve --statement-timeout for admins", []string{"serve", "--store", "DIR", "--statement-timeout", "admin=1s"}, 2, "admins are not limited"},
 	}
 	for _, c := range cases {

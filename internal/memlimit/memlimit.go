@@ -1,0 +1,213 @@
+// Package memlimit turns one --memory-limit into the budgets of a process's
+// parts: DuckDB's memory_limit, the Go heap's soft limit and the caches.
+//
+// Invariant M1: the parts a budget hands out add up to at most its total:
+// Reserve + DuckDB + GoHeap == Total, and the caches are inside GoHeap (they
+// are Go memory). What no limit governs (the binary's and DuckDB's code
+// pages, thread stacks) is what Reserve stands for; it was measured, not
+// derived (an idle `dhsi serve` at 80–100 MB of RSS).
+package memlimit
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Reserve is the memory a process needs outside every limit it can set:
+// code pages of the binary and of DuckDB, thread stacks, the runtime.
+const Reserve = 96 << 20
+
+// Minimum is the smallest total a budget accepts: below it the parts are
+// too small to answer a query.
+const Minimum = 256 << 20
+
+// Machine reports the memory this process may use: the smaller of the
+// machine's RAM (/proc/meminfo MemTotal) and its cgroup's limit (a
+// container's memory.max), with where the figure came from.
+func Machine() (int64, string, error) {
+	ram, err := memTotal("/proc/meminfo")
+	if err != nil {
+		return 0, "", err
+	}
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "max" {
+			continue
+		}
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 && n < ram {
+			return n, "the cgroup's limit (" + f + ")", nil
+		}
+	}
+	return ram, "RAM", nil
+}
+
+func memTotal(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("machine memory: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("machine memory: %s: %w", path, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("machine memory: no MemTotal in %s", path)
+}
+
+// Default is the budget of a process given no --memory-limit: a quarter of
+// what the machine has, as the issue asks, so a 2 GB Raspberry Pi runs a
+// server and an ingest side by side with room for the system.
+func Default(machine int64) int64 { return machine / 4 }
+
+var units = []struct {
+	suffix string
+	mult   float64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
+	{"b", 1}, {"", 1},
+}
+
+// Parse reads a size as people write it: "512MB", "2GiB", "1.5G",
+// "536870912", or a share of the machine, "25%". KB/MB/GB are powers of
+// ten and KiB/MiB/GiB and the bare K/M/G powers of two, as DuckDB reads
+// them.
+func Parse(s string, machine int64) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "" {
+		return 0, errors.New("empty size")
+	}
+	if p, ok := strings.CutSuffix(t, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || f <= 0 || f > 100 || math.IsNaN(f) {
+			return 0, fmt.Errorf("size %q: a percentage is more than 0 and at most 100", s)
+		}
+		return int64(float64(machine) * f / 100), nil
+	}
+	for _, u := range units {
+		num, ok := strings.CutSuffix(t, u.suffix)
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil {
+			continue // "12mb" also ends in "b": the longer suffixes come first
+		}
+		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) || f*u.mult > math.MaxInt64/2 {
+			return 0, fmt.Errorf("size %q is out of range", s)
+		}
+		return int64(f * u.mult), nil
+	}
+	return 0, fmt.Errorf("size %q: want a number with KB, MB, GB (powers of 10), KiB, MiB, GiB (powers of 2), or a percentage of memory", s)
+}
+
+// Format prints a size in the unit people read, MiB or GiB, exactly as
+// Parse and DuckDB read it back (MiB).
+func Format(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return fmt.Sprintf("%dGiB", n>>30)
+	}
+	return fmt.Sprintf("%dMiB", n>>20)
+}
+
+// Serve is a server's budget (M1).
+type Serve struct {
+	Total  int64
+	DuckDB int64 // DuckDB's memory_limit: its buffer pool, hash tables, sorts (it spills past it)
+	GoHeap int64 // the Go heap's soft limit: the caches below and every session's buffers
+	// the caches, inside GoHeap
+	RowCache, BlockCache, RecordCache int64
+}
+
+// Parts the caller set by its own flags (-1: not set, take the share).
+type Parts struct {
+	DuckDB, RowCache, BlockCache, RecordCache int64
+}
+
+// Shares of what is left after Reserve, and the caches' ceilings: past
+// them a bigger machine gains little, and the memory is better left to
+// DuckDB's spills and the page cache.
+const (
+	duckDBShare      = 0.40
+	rowCacheShare    = 0.15
+	blockCacheShare  = 0.10
+	recordCacheShare = 0.10
+)
+
+// SplitServe divides total among a server's parts: DuckDB 40% of what the
+// reserve leaves, the row cache 15%, the block and record caches 10% each
+// (each at most its ceiling), the Go heap the rest, caches included. A part
+// the caller set keeps its value; if the set parts do not fit, SplitServe
+// fails naming them.
+func SplitServe(total int64, set Parts, ceilings Parts) (Serve, error) {
+	if total < Minimum {
+		return Serve{}, fmt.Errorf("%s is less than the %s a server needs", Format(total), Format(Minimum))
+	}
+	rest := total - Reserve
+	pick := func(given int64, share float64, ceiling int64) int64 {
+		if given >= 0 {
+			return given
+		}
+		v := int64(float64(rest) * share)
+		if ceiling > 0 && v > ceiling {
+			v = ceiling
+		}
+		return v
+	}
+	b := Serve{Total: total,
+		DuckDB:      pick(set.DuckDB, duckDBShare, ceilings.DuckDB),
+		RowCache:    pick(set.RowCache, rowCacheShare, ceilings.RowCache),
+		BlockCache:  pick(set.BlockCache, blockCacheShare, ceilings.BlockCache),
+		RecordCache: pick(set.RecordCache, recordCacheShare, ceilings.RecordCache),
+	}
+	b.GoHeap = rest - b.DuckDB
+	caches := b.RowCache + b.BlockCache + b.RecordCache
+	// the Go heap needs room beyond its caches for sessions' work: at
+	// least a quarter of it
+	if b.GoHeap <= 0 || caches > b.GoHeap*3/4 {
+		return Serve{}, fmt.Errorf("DuckDB's %s and the caches' %s (row %s, block %s, record %s) do not fit in %s (%s of it kept for code and stacks, and a quarter of the Go heap for sessions)",
+			Format(b.DuckDB), Format(caches), Format(b.RowCache), Format(b.BlockCache), Format(b.RecordCache), Format(total), Format(Reserve))
+	}
+	return b, nil
+}
+
+// Ingest is an ingest's budget (M1: Reserve + DuckDB + GoHeap == Total):
+// the Go heap's soft limit, inside it the rows staged in memory before
+// they spill, and DuckDB's memory_limit while it reads Parquet inputs.
+type Ingest struct {
+	Total, GoHeap, Stage, DuckDB int64
+}
+
+// stageCeiling is the stage's size before --memory-limit existed: a larger
+// machine keeps building as it did.
+const stageCeiling = 256 << 20
+
+// SplitIngest gives DuckDB a quarter of what the reserve leaves, the Go heap
+// the rest, and the stage a quarter of the Go heap (at most 256 MiB).
+func SplitIngest(total int64) (Ingest, error) {
+	if total < Minimum {
+		return Ingest{}, fmt.Errorf("%s is less than the %s an ingest needs", Format(total), Format(Minimum))
+	}
+	rest := total - Reserve
+	b := Ingest{Total: total, DuckDB: rest / 4}
+	b.GoHeap = rest - b.DuckDB
+	b.Stage = min(b.GoHeap/4, stageCeiling)
+	return b, nil
+}
