@@ -104,6 +104,10 @@ type Domains struct {
 	fullEvery time.Duration
 	fullShare float64
 	fullNext  bool // RefreshAll asked for one
+	// onSchema runs after a refresh that installed a new schema (the
+	// server makes its native lookup again); schemaMoved says one did
+	onSchema    func()
+	schemaMoved bool
 }
 
 // Options configure Open.
@@ -233,6 +237,7 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package, etag st
 	}
 	sig := string(sigJSON)
 	if sig != d.sig || d.shards == nil {
+		d.schemaMoved = d.shards != nil // not the first install
 		// a new schema types and checks every record anew: parsed
 		// objects are thrown away, the views made again
 		d.shards = newShardCache(d.st, d.limit, func(key string, etag store.ETag, b []byte) *parsedShard {
@@ -256,7 +261,17 @@ func (d *Domains) install(ctx context.Context, pkg *tableschema.Package, etag st
 // new view is published.
 func (d *Domains) Refresh(ctx context.Context) error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	defer func() {
+		hook := d.onSchema
+		moved := d.schemaMoved && hook != nil
+		if moved {
+			d.schemaMoved = false
+		}
+		d.mu.Unlock()
+		if moved {
+			hook() // outside mu: it calls NativeLookup
+		}
+	}()
 	for attempt := 0; ; attempt++ {
 		same, err := d.refreshOnce(ctx)
 		if err != nil || same {
@@ -266,6 +281,14 @@ func (d *Domains) Refresh(ctx context.Context) error {
 			return fmt.Errorf("refresh: %s changed during each of 3 refreshes; the next refresh retries", compiler.SchemaKey)
 		}
 	}
+}
+
+// OnSchemaChange sets f to run after a refresh that installed a new
+// datapackage.json schema, outside the refresh's lock.
+func (d *Domains) OnSchemaChange(f func()) {
+	d.mu.Lock()
+	d.onSchema = f
+	d.mu.Unlock()
 }
 
 // RefreshAll is Refresh listing the whole inbox and every shard: what a

@@ -307,7 +307,7 @@ func TestSchemaTypeChangeRetypesTheViews(t *testing.T) {
 	if got := typeOf(); got != "BIGINT" {
 		t.Fatalf("scraper_version is %s, want BIGINT", got)
 	}
-	_, run, ok := d.NativeLookup()
+	native, ok := d.NativeLookup()
 	if !ok {
 		t.Fatal("the default schema has no native lookup")
 	}
@@ -333,7 +333,14 @@ func TestSchemaTypeChangeRetypesTheViews(t *testing.T) {
 	if got := typeOf(); got != "VARCHAR" {
 		t.Fatalf("after the type change scraper_version is %s, want VARCHAR", got)
 	}
-	if _, err := run(ctx, "d1.example"); !errors.Is(err, errSchemaChanged) {
+	if _, err := native.Run(ctx, "d1.example"); !errors.Is(err, errSchemaChanged) {
 		t.Fatalf("the native lookup of the old schema answered (%v), want errSchemaChanged", err)
+	}
+	if !native.Stale() {
+		t.Error("the old schema's native lookup does not say it is stale")
+	}
+	fresh, ok := d.NativeLookup()
+	if !ok || fresh.Stale() {
+		t.Fatalf("a native lookup made after the change: ok %v", ok)
 	}
 }

@@ -2,7 +2,6 @@ package records
 
 import (
 	"context"
-	"errors"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -16,19 +15,31 @@ type NativeColumn struct {
 	Type duckdb.Type
 }
 
+// Native is domain_record answered without DuckDB, for the schema in force
+// when NativeLookup made it.
+type Native struct {
+	Columns []NativeColumn
+	// Run returns what the macro returns: the latest record (latest), each
+	// field cast by tableschema's Cast, which agrees with the views' SQL
+	// casts (tableschema.TestDuckDBCastAgreesWithCast). Once the schema
+	// changed it refuses with SQLSTATE 0A000, as PostgreSQL refuses a
+	// prepared statement whose table changed its columns.
+	Run func(ctx context.Context, domain string) ([][]any, error)
+	// Stale reports that datapackage.json's schema changed since: the
+	// columns and casts are no longer the lookup's (OnSchemaChange says
+	// when to make a new one).
+	Stale func() bool
+}
+
 // NativeLookup returns domain_record for a server that answers "SELECT …
 // FROM domains WHERE domain = $1" without DuckDB (sqlserver's native
-// path): its columns, and run, which returns what the macro returns — the
-// latest record (latest), each field cast by tableschema's Cast, which
-// agrees with the views' SQL casts (tableschema.TestDuckDBCastAgreesWithCast).
-// ok is false when a field's type has no native form here (the lookup then
-// goes through DuckDB): string, integer and datetime fields do. The columns
-// and casts are the schema's now; run refuses a lookup once
-// datapackage.json's schema changed.
-func (d *Domains) NativeLookup() (cols []NativeColumn, run func(ctx context.Context, domain string) ([][]any, error), ok bool) {
+// path). ok is false when a field's type has no native form here (the
+// lookup then goes through DuckDB): string, integer and datetime fields do.
+func (d *Domains) NativeLookup() (n Native, ok bool) {
 	d.mu.Lock()
 	sch, schema := d.sch, d.sig
 	d.mu.Unlock()
+	var cols []NativeColumn
 	casts := make([]func(string) any, len(sch.Fields))
 	for i, f := range sch.Fields {
 		t := duckdb.TYPE_VARCHAR
@@ -43,14 +54,14 @@ func (d *Domains) NativeLookup() (cols []NativeColumn, run func(ctx context.Cont
 		case f.EffectiveType() == tableschema.TypeDatetime:
 			t = duckdb.TYPE_TIMESTAMP_TZ
 		default:
-			return nil, nil, false
+			return Native{}, false
 		}
 		if _, err := tableschema.DuckDBCast(f, "x"); err != nil {
-			return nil, nil, false // kept as text in the views: leave it to them
+			return Native{}, false // kept as text in the views: leave it to them
 		}
 		cast, err := f.Caster() // compiled once, not per lookup
 		if err != nil {
-			return nil, nil, false
+			return Native{}, false
 		}
 		casts[i] = func(s string) any {
 			v, err := cast(s)
@@ -61,7 +72,7 @@ func (d *Domains) NativeLookup() (cols []NativeColumn, run func(ctx context.Cont
 		}
 		cols = append(cols, NativeColumn{f.Name, t})
 	}
-	run = func(ctx context.Context, domain string) ([][]any, error) {
+	run := func(ctx context.Context, domain string) ([][]any, error) {
 		v := d.view.Load()
 		if v.schema != schema {
 			return nil, errSchemaChanged // the casts above are the old schema's
@@ -77,7 +88,18 @@ func (d *Domains) NativeLookup() (cols []NativeColumn, run func(ctx context.Cont
 		}
 		return [][]any{out}, nil
 	}
-	return cols, run, true
+	stale := func() bool { return d.view.Load().schema != schema }
+	return Native{Columns: cols, Run: run, Stale: stale}, true
 }
 
-var errSchemaChanged = errors.New("the domain record schema (datapackage.json) changed since this server started: restart it, or look the domain up with a WHERE the server does not rewrite (domain IN ($1))")
+// schemaChangedError is PostgreSQL's answer to a prepared statement whose
+// result columns changed: drivers (pgx, JDBC) prepare the statement again
+// on it, and the new one is answered under the new schema.
+type schemaChangedError struct{}
+
+func (schemaChangedError) Error() string {
+	return "cached plan must not change result type (the domain record schema, datapackage.json, changed since this statement was prepared: prepare it again)"
+}
+func (schemaChangedError) SQLState() string { return "0A000" }
+
+var errSchemaChanged error = schemaChangedError{}

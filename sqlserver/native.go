@@ -35,6 +35,11 @@ type NativeFunction struct {
 	// an allocation each. Run must answer alike; NativeValues builds Run's
 	// rows from these.
 	Rows func(ctx context.Context, args []any) (NativeRows, error)
+	// Stale, when set and true, says Columns no longer describe what the
+	// function answers (domain_record after datapackage.json's fields
+	// changed): statements prepared from then on go through DuckDB until
+	// Server.SetNativeFunction puts a fresh one in its place.
+	Stale func() bool
 }
 
 // NativeColumn is one result column of a NativeFunction.
@@ -106,7 +111,7 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 		return nil, nil
 	}
 	fn, ok := fns[strings.ToLower(toks[from+1].Text)]
-	if !ok {
+	if !ok || fn.Stale != nil && fn.Stale() {
 		return nil, nil
 	}
 	proj, ok := matchProjection(toks[1:from], fn.Columns)

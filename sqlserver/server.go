@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/dhsi/dhsi/sqlserver/pgsql"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -120,6 +121,10 @@ type Server struct {
 	// readerFunctions: cfg.ReaderFunctions as a set
 	readerFunctions map[string]bool
 	slots           userSlots // RoleLimits.MaxConcurrentQueries
+	// natives replaces cfg.NativeFunctions once SetNativeFunction ran
+	// (copy on write: a statement being prepared reads one whole map)
+	natives   atomic.Pointer[map[string]NativeFunction]
+	nativesMu sync.Mutex // serialises SetNativeFunction
 
 	mu       sync.Mutex
 	draining bool // Shutdown began: no new statement starts; protected by mu
@@ -129,6 +134,28 @@ type Server struct {
 	conns    map[net.Conn]struct{}
 	closed   bool
 	wg       sync.WaitGroup
+}
+
+// nativeFunctions is the map of native functions in force.
+func (s *Server) nativeFunctions() map[string]NativeFunction {
+	if m := s.natives.Load(); m != nil {
+		return *m
+	}
+	return s.cfg.NativeFunctions
+}
+
+// SetNativeFunction puts fn under name for the statements prepared from now
+// on (a statement prepared before keeps the function it matched). A server
+// configured without native functions (--no-native) ignores it.
+func (s *Server) SetNativeFunction(name string, fn NativeFunction) {
+	if s.cfg.NativeFunctions == nil {
+		return
+	}
+	s.nativesMu.Lock()
+	defer s.nativesMu.Unlock()
+	m := maps.Clone(s.nativeFunctions())
+	m[name] = fn
+	s.natives.Store(&m)
 }
 
 // New builds a server on an open engine.

@@ -701,9 +701,10 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 	case kindDuck:
 		var nc *nativeCall
 		sig := st.Significant()
-		if allowNative && s.srv.cfg.NativeFunctions != nil {
+		natives := s.srv.nativeFunctions()
+		if allowNative && natives != nil {
 			var err error
-			if nc, err = matchNative(sig, s.srv.cfg.NativeFunctions); err != nil {
+			if nc, err = matchNative(sig, natives); err != nil {
 				return nil, err
 			}
 			if nc == nil {
@@ -719,7 +720,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			lookedUp = pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
 			if allowNative && len(s.srv.cfg.PointLookups) > 0 {
 				var err error
-				if nc, err = matchNative(pgsql.Significant(lookedUp), s.srv.cfg.NativeFunctions); err != nil {
+				if nc, err = matchNative(pgsql.Significant(lookedUp), natives); err != nil {
 					return nil, err
 				}
 			}

@@ -1,18 +1,28 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/internal/netwait"
+	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/shard"
+	"github.com/dhsi/dhsi/tableschema"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
 	"github.com/jackc/pgx/v5"
@@ -568,5 +578,105 @@ func TestDomainLookupsAgreeWithTheScan(t *testing.T) {
 	}
 	if n := one[int64](t, c, "SELECT count(*) FROM domains"); n != 600 {
 		t.Fatalf("after the lookups the server answers %d domains, want 600", n)
+	}
+}
+
+// TestNativeLookupFollowsASchemaChange: after datapackage.json gains a
+// field, a running server's domains lookups answer with it, natively, with
+// no restart; a statement prepared before the change is refused as
+// PostgreSQL refuses one whose table changed (0A000), and pgx, which
+// prepares it again, gets the new columns (issue 15: the native lookup
+// refused until a restart).
+func TestNativeLookupFollowsASchemaChange(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	putAndCompact(t, dir, "example.com", "example.org")
+	port, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAt := "127.0.0.1:" + strconv.Itoa(port)
+	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms", "--metrics", metricsAt))
+	nativeLookups := func() int {
+		resp, err := http.Get("http://" + metricsAt + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		m := regexp.MustCompile(`dhsi_statements_total\{kind="native:domain_record",outcome="ok"\} (\d+)`).FindStringSubmatch(string(body))
+		if m == nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	const lookup = "SELECT * FROM domains WHERE domain = $1"
+	tryColumns := func() ([]string, error) {
+		rows, err := c.Query(ctx, lookup, "example.com")
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var names []string
+		for _, f := range rows.FieldDescriptions() {
+			names = append(names, f.Name)
+		}
+		for rows.Next() {
+		}
+		return names, rows.Err()
+	}
+	columns := func() []string {
+		names, err := tryColumns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	before := columns()
+	if slices.Contains(before, "country") || nativeLookups() != 1 {
+		t.Fatalf("before the change: columns %v, %d native lookups", before, nativeLookups())
+	}
+	st, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, etag, err := records.LoadPackageVersion(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := pkg.Resources[0].Schema
+	sch.Fields = append(sch.Fields, tableschema.Field{Name: "country", Type: "string"})
+	b, err := json.Marshal(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, compiler.SchemaKey, bytes.NewReader(b), store.Cond{IfMatch: etag}); err != nil {
+		t.Fatal(err)
+	}
+	var after []string
+	refused := 0
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		names, err := tryColumns()
+		var pe *pgconn.PgError
+		switch {
+		case errors.As(err, &pe) && pe.Code == "0A000":
+			refused++ // the statement pgx kept; it prepares it again
+			continue
+		case err != nil:
+			t.Fatal(err)
+		}
+		if after = names; slices.Contains(after, "country") {
+			break
+		}
+	}
+	if !slices.Contains(after, "country") || refused != 1 {
+		t.Fatalf("after the change the lookup answers columns %v; the kept statement was refused %d times, want once", after, refused)
+	}
+	// the last answers came from the native path again, not from DuckDB
+	n := nativeLookups()
+	columns()
+	if nativeLookups() != n+1 {
+		t.Errorf("a lookup after the change was not answered natively (%d, then %d native lookups)", n, nativeLookups())
 	}
 }

@@ -263,12 +263,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					}
 					// and domains WHERE domain = $1, rewritten into
 					// domain_record($1) (pgsql.PointLookups)
-					if cols, run, ok := d.NativeLookup(); ok {
-						nf := sqlserver.NativeFunction{Args: []duckdb.Type{duckdb.TYPE_VARCHAR}, NullMeansNoRows: true,
-							Run: func(ctx context.Context, args []any) ([][]any, error) { return run(ctx, args[0].(string)) }}
-						for _, c := range cols {
-							nf.Columns = append(nf.Columns, sqlserver.NativeColumn{Name: c.Name, Type: c.Type})
-						}
+					if nf, ok := nativeDomainLookup(d); ok {
 						native[records.LookupFunction] = nf
 					}
 				}
@@ -373,6 +368,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ps := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go ps.Serve(ln)
 		defer ps.Close()
+	}
+	if native != nil {
+		// after datapackage.json's fields change, statements prepared from
+		// then on are answered natively under the new schema (until the
+		// new lookup is in place, a stale one sends them to DuckDB)
+		domains.OnSchemaChange(func() {
+			if nf, ok := nativeDomainLookup(domains); ok {
+				srv.SetNativeFunction(records.LookupFunction, nf)
+			} else {
+				srv.SetNativeFunction(records.LookupFunction, sqlserver.NativeFunction{Stale: func() bool { return true }})
+			}
+		})
 	}
 	go refreshLoop(ctx, *refresh, log, &lastRefresh, domains.Refresh, urls.refresh, func(ctx context.Context) error {
 		_, err := grants.Refresh(ctx)
@@ -534,6 +541,21 @@ func refreshLoop(ctx context.Context, every time.Duration, log *slog.Logger, las
 			wait = max(every, time.Since(start))
 		}
 	}
+}
+
+// nativeDomainLookup is domain_record for sqlserver's native path: the
+// domains view's point lookup (pgsql.PointLookups) answered without DuckDB.
+func nativeDomainLookup(d *records.Domains) (sqlserver.NativeFunction, bool) {
+	n, ok := d.NativeLookup()
+	if !ok {
+		return sqlserver.NativeFunction{}, false
+	}
+	nf := sqlserver.NativeFunction{Args: []duckdb.Type{duckdb.TYPE_VARCHAR}, NullMeansNoRows: true, Stale: n.Stale,
+		Run: func(ctx context.Context, args []any) ([][]any, error) { return n.Run(ctx, args[0].(string)) }}
+	for _, c := range n.Columns {
+		nf.Columns = append(nf.Columns, sqlserver.NativeColumn{Name: c.Name, Type: c.Type})
+	}
+	return nf, true
 }
 
 // ingestDirCheck returns the check CALL ingest applies to a writer's files:
