@@ -106,6 +106,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.Info("memory", "limit", memlimit.Format(budget.Total), "duckdb", memlimit.Format(budget.DuckDB), "go_heap", memlimit.Format(budget.GoHeap),
 		"row_cache", memlimit.Format(budget.RowCache), "block_cache", memlimit.Format(budget.BlockCache), "record_cache", memlimit.Format(budget.RecordCache))
 	defer limitGoHeap(budget.GoHeap)()
+	defer tuneServeGC()()
 	userList, err := loadUsers(*usersFile, users)
 	if err != nil {
 		return err
