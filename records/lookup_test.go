@@ -344,3 +344,67 @@ func TestSchemaTypeChangeRetypesTheViews(t *testing.T) {
 		t.Fatalf("a native lookup made after the change: ok %v", ok)
 	}
 }
+
+// TestSchemaMissingValuesAreNull: a schema's own missingValues (["", "NA"]
+// here, not the default [""]) mean NULL in the views, in the lookup through
+// DuckDB and in the native lookup, for a string and an integer field alike,
+// as tableschema.RowChecker reads them when compaction checks a record.
+func TestSchemaMissingValuesAreNull(t *testing.T) {
+	ctx := context.Background()
+	st, err := localfs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, etag, err := LoadPackageVersion(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg.Resources[0].Schema.MissingValues = []string{"", "NA"}
+	body, err := json.Marshal(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, compiler.SchemaKey, strings.NewReader(string(body)), store.Cond{IfMatch: etag}); err != nil {
+		t.Fatal(err)
+	}
+	const d = "missing.example"
+	key := compiler.ShardKey(shard.Default().Of(d))
+	if _, err := st.Put(ctx, key, strings.NewReader(testHeader+d+"␟NA␟NA␟2024-01-01T00:00:00Z␟␞"), store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	dom, err := Open(ctx, st, db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT company_name, scraper_version FROM public.domains WHERE domain = $1",
+		"SELECT company_name, scraper_version FROM public.domain_record($1)",
+	} {
+		var company sql.NullString
+		var version sql.NullInt64
+		if err := db.QueryRowContext(ctx, q, d).Scan(&company, &version); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if company.Valid || version.Valid {
+			t.Errorf("%s: company_name %v, scraper_version %v; want both NULL (\"NA\" is a missing value)", q, company, version)
+		}
+	}
+	var nErr int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM public.domain_errors").Scan(&nErr); err != nil || nErr != 0 {
+		t.Errorf("domain_errors lists %d problems (%v); \"NA\" is a missing value, not an error", nErr, err)
+	}
+	native, ok := dom.NativeLookup()
+	if !ok {
+		t.Fatal("no native lookup for the default fields")
+	}
+	rows, err := native.Run(ctx, d)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("native lookup: %v, %v", rows, err)
+	}
+	for i, c := range native.Columns {
+		if (c.Name == "company_name" || c.Name == "scraper_version") && rows[0][i] != nil {
+			t.Errorf("native lookup: %s = %#v, want nil", c.Name, rows[0][i])
+		}
+	}
+}
