@@ -710,6 +710,9 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			if nc == nil {
 				nc = matchConstant(sig)
 			}
+			if nc == nil {
+				nc = s.matchSessionValues(sig)
+			}
 		}
 		// a view's point lookup becomes its index function's call
 		// (Config.PointLookups) before the parameters are typed by it,

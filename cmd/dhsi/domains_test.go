@@ -22,9 +22,9 @@ import (
 	"github.com/dhsi/dhsi/internal/netwait"
 	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/shard"
-	"github.com/dhsi/dhsi/tableschema"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
+	"github.com/dhsi/dhsi/tableschema"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )

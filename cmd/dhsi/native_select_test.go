@@ -112,11 +112,38 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 	}
 	compared := 0
 	// what pools and BI tools send to check a connection
-	for _, q := range []string{"SELECT 1", "select 42", "SELECT 7 AS ok", `SELECT 1 "Up"`, "SELECT 1 x", "SELECT 3000000000", "SELECT 1.5", "SELECT 01"} {
+	for _, q := range []string{"SELECT 1", "select 42", "SELECT 7 AS ok", `SELECT 1 "Up"`, "SELECT 1 x", "SELECT 3000000000", "SELECT 1.5", "SELECT 01",
+		// and what drivers ask the session about itself
+		"select pg_catalog.version()", "SELECT version()", "SELECT version() AS v", "SELECT current_setting('server_version_num')",
+		"SELECT current_setting('application_name') app, current_setting('TimeZone')", "SELECT current_setting('no_such_setting')",
+		"SELECT current_setting('memory_limit')", "SELECT pg_backend_pid() IS NOT NULL", "SELECT current_database(), session_user",
+		"SELECT current_user", "SELECT 'test plain returns'", "SELECT 'a' AS x, 'b' y", "SELECT E'a\\nb'", "SELECT current_schema()",
+		"SELECT version() FROM domain_datasets('x')", "SELECT current_user, 1"} {
 		if got, want := answer(native, q, nil, true), answer(duck, q, nil, true); got != want {
 			t.Fatalf("%s:\nnative %q\nDuckDB %q", q, got, want)
 		}
 		compared++
+	}
+	for _, set := range []string{"SET search_path TO information_schema, public", `SET search_path TO "$user", public`, "SET search_path TO pg_catalog", "RESET search_path"} {
+		for _, c := range []*pgx.Conn{native, duck} {
+			if _, err := c.Exec(ctx, set); err != nil {
+				t.Fatalf("%s: %v", set, err)
+			}
+		}
+		// by the simple protocol: a statement pgx keeps prepared is a kept
+		// DuckDB plan, which folded the session's variables when it was
+		// bound (the native path reads them at every execution)
+		for _, q := range []string{"SELECT current_schema()", "SELECT current_setting('search_path')"} {
+			simple := []any{pgx.QueryExecModeSimpleProtocol}
+			if got, want := answer(native, q, simple, true), answer(duck, q, simple, true); got != want {
+				t.Fatalf("after %s, %s:\nnative %q\nDuckDB %q", set, q, got, want)
+			}
+		}
+	}
+	// pg_backend_pid differs between the servers: compare the native answer
+	// with DuckDB's macro on one session
+	if got, want := answer(native, "SELECT pg_backend_pid()", nil, true), answer(native, "SELECT pg_backend_pid() + 0", nil, true); got[strings.Index(got, "\n"):] != want[strings.Index(want, "\n"):] {
+		t.Fatalf("pg_backend_pid: native %q, DuckDB %q", got, want)
 	}
 	for _, d := range append(domains, "absent.example") {
 		for _, s := range shapes {
