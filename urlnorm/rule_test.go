@@ -1,6 +1,8 @@
 package urlnorm
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,43 +15,7 @@ import (
 func TestIndexRule(t *testing.T) {
 	n := newTestNormalizer(t, Config{})
 	strict := newTestNormalizer(t, Config{StrictSuffix: true})
-	for _, tc := range []struct {
-		name    string
-		raw     string
-		domain  string // "" when rejected
-		flagged bool
-		reason  Reason // the rejection without StrictSuffix
-		strict  Reason // the rejection with StrictSuffix (ReasonNone: indexed, as without)
-	}{
-		{"a web URL is indexed under its registered domain", "https://www.example.com/a", "example.com", false, 0, 0},
-		{"ftp, a special scheme, as before", "ftp://ftp.example.org/pub", "example.org", false, 0, 0},
-		{"a gopher URL is indexed under its host's registered domain", "gopher://bitreich.org/1/scm/sacc", "bitreich.org", false, 0, ReasonBadScheme},
-		{"an ssh URL too, its user dropped", "ssh://git@git.sr.ht/~sircmpwn/hare", "sr.ht", false, 0, ReasonBadScheme},
-		{"an irc URL with its port", "irc://irc.libera.chat:6697/#go-nuts", "libera.chat", false, 0, ReasonBadScheme},
-		{"a URL of an unregistered scheme with a host", "git+https://github.com/foo/bar", "github.com", false, 0, ReasonBadScheme},
-		{"an IP host of another scheme", "telnet://192.0.2.7:23/", "192.0.2.7", false, 0, ReasonBadScheme},
-		{"a host that is a private public suffix is indexed under itself, flagged", "https://freedesktop.org/wiki/", "freedesktop.org", true, 0, ReasonHostIsPublicSuffix},
-		{"another private one: httpbin.org", "http://httpbin.org/get", "httpbin.org", true, 0, ReasonHostIsPublicSuffix},
-		{"github.io itself", "https://github.io/", "github.io", true, 0, ReasonHostIsPublicSuffix},
-		{"a name under a private suffix is a registered domain of its own", "https://gitlab.freedesktop.org/x", "gitlab.freedesktop.org", false, 0, 0},
-		{"a dotted ICANN public suffix is indexed under itself, flagged", "http://co.uk/", "co.uk", true, 0, ReasonHostIsPublicSuffix},
-		{"its root dot is dropped from the domain", "https://gov.uk./", "gov.uk", true, 0, ReasonHostIsPublicSuffix},
-		{"a wildcard public suffix is indexed under itself, flagged", "http://foo.ck/", "foo.ck", true, 0, ReasonHostIsPublicSuffix},
-		{"a public-suffix host of another scheme", "gopher://github.io/1", "github.io", true, 0, ReasonBadScheme},
-		{"a TLD alone is not indexed", "http://com/", "", false, ReasonHostIsPublicSuffix, ReasonHostIsPublicSuffix},
-		{"a TLD with its root dot neither", "http://com./", "", false, ReasonHostIsPublicSuffix, ReasonHostIsPublicSuffix},
-		{"localhost is not indexed", "http://localhost:8080/", "", false, ReasonHostIsPublicSuffix, ReasonHostIsPublicSuffix},
-		{"nor any single label", "gopher://intranet/1", "", false, ReasonHostIsPublicSuffix, ReasonBadScheme},
-		{"mailto has no authority", "mailto:someone@example.org", "", false, ReasonNoAuthority, ReasonBadScheme},
-		{"data has no authority", "data:text/plain,hi", "", false, ReasonNoAuthority, ReasonBadScheme},
-		{"javascript has no authority", "javascript:alert(1)", "", false, ReasonNoAuthority, ReasonBadScheme},
-		{"javascript has none even after //", "javascript://example.com/%0Aalert(1)", "", false, ReasonNoAuthority, ReasonBadScheme},
-		{"urn has no authority", "urn:isbn:0451450523", "", false, ReasonNoAuthority, ReasonBadScheme},
-		{"another scheme without // has no authority", "news:comp.lang.go", "", false, ReasonNoAuthority, ReasonBadScheme},
-		{"file URLs are not indexed, host or not", "file://fileserver.example.com/a.pdf", "", false, ReasonBadScheme, ReasonBadScheme},
-		{"an empty host of another scheme", "gopher:///1/x", "", false, ReasonNoHost, ReasonBadScheme},
-		{"an opaque host that is no DNS name", "sc://%25/", "", false, ReasonBadHost, ReasonBadScheme},
-	} {
+	for _, tc := range indexRuleCases {
 		t.Run(tc.name, func(t *testing.T) {
 			u, err := n.Parse(tc.raw)
 			if r := ReasonOf(err); r != tc.reason || u.Domain != tc.domain || u.PublicSuffixHost != tc.flagged {
@@ -75,6 +41,58 @@ func TestIndexRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIndexRuleIsDocumented: every case of indexRuleCases is in the table
+// of docs/urlnorm.md.
+func TestIndexRuleIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "urlnorm.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range indexRuleCases {
+		if !strings.Contains(string(doc), "`"+tc.raw+"`") {
+			t.Errorf("docs/urlnorm.md does not list %q (%s)", tc.raw, tc.name)
+		}
+	}
+}
+
+var indexRuleCases = []struct {
+	name    string
+	raw     string
+	domain  string // "" when rejected
+	flagged bool
+	reason  Reason // the rejection without StrictSuffix
+	strict  Reason // the rejection with StrictSuffix (ReasonNone: indexed, as without)
+}{
+	{"a web URL is indexed under its registered domain", "https://www.example.com/a", "example.com", false, 0, 0},
+	{"ftp, a special scheme, as before", "ftp://ftp.example.org/pub", "example.org", false, 0, 0},
+	{"a gopher URL is indexed under its host's registered domain", "gopher://bitreich.org/1/scm/sacc", "bitreich.org", false, 0, ReasonBadScheme},
+	{"an ssh URL too, its user dropped", "ssh://git@git.sr.ht/~sircmpwn/hare", "sr.ht", false, 0, ReasonBadScheme},
+	{"an irc URL with its port", "irc://irc.libera.chat:6697/#go-nuts", "libera.chat", false, 0, ReasonBadScheme},
+	{"a URL of an unregistered scheme with a host", "git+https://github.com/foo/bar", "github.com", false, 0, ReasonBadScheme},
+	{"an IP host of another scheme", "telnet://192.0.2.7:23/", "192.0.2.7", false, 0, ReasonBadScheme},
+	{"a host that is a private public suffix is indexed under itself, flagged", "https://freedesktop.org/wiki/", "freedesktop.org", true, 0, ReasonHostIsPublicSuffix},
+	{"another private one: httpbin.org", "http://httpbin.org/get", "httpbin.org", true, 0, ReasonHostIsPublicSuffix},
+	{"github.io itself", "https://github.io/", "github.io", true, 0, ReasonHostIsPublicSuffix},
+	{"a name under a private suffix is a registered domain of its own", "https://gitlab.freedesktop.org/x", "gitlab.freedesktop.org", false, 0, 0},
+	{"a dotted ICANN public suffix is indexed under itself, flagged", "http://co.uk/", "co.uk", true, 0, ReasonHostIsPublicSuffix},
+	{"its root dot is dropped from the domain", "https://gov.uk./", "gov.uk", true, 0, ReasonHostIsPublicSuffix},
+	{"a wildcard public suffix is indexed under itself, flagged", "http://foo.ck/", "foo.ck", true, 0, ReasonHostIsPublicSuffix},
+	{"a public-suffix host of another scheme", "gopher://github.io/1", "github.io", true, 0, ReasonBadScheme},
+	{"a TLD alone is not indexed", "http://com/", "", false, ReasonHostIsPublicSuffix, ReasonHostIsPublicSuffix},
+	{"a TLD with its root dot neither", "http://com./", "", false, ReasonHostIsPublicSuffix, ReasonHostIsPublicSuffix},
+	{"localhost is not indexed", "http://localhost:8080/", "", false, ReasonHostIsPublicSuffix, ReasonHostIsPublicSuffix},
+	{"nor any single label", "gopher://intranet/1", "", false, ReasonHostIsPublicSuffix, ReasonBadScheme},
+	{"mailto has no authority", "mailto:someone@example.org", "", false, ReasonNoAuthority, ReasonBadScheme},
+	{"data has no authority", "data:text/plain,hi", "", false, ReasonNoAuthority, ReasonBadScheme},
+	{"javascript has no authority", "javascript:alert(1)", "", false, ReasonNoAuthority, ReasonBadScheme},
+	{"javascript has none even after //", "javascript://example.com/%0Aalert(1)", "", false, ReasonNoAuthority, ReasonBadScheme},
+	{"urn has no authority", "urn:isbn:0451450523", "", false, ReasonNoAuthority, ReasonBadScheme},
+	{"another scheme without // has no authority", "news:comp.lang.go", "", false, ReasonNoAuthority, ReasonBadScheme},
+	{"file URLs are not indexed, host or not", "file://fileserver.example.com/a.pdf", "", false, ReasonBadScheme, ReasonBadScheme},
+	{"an empty host of another scheme", "gopher:///1/x", "", false, ReasonNoHost, ReasonBadScheme},
+	{"an opaque host that is no DNS name", "sc://%25/", "", false, ReasonBadHost, ReasonBadScheme},
 }
 
 // TestStrictSuffixOnlyRejectsMore: on every real URL line and every WHATWG
