@@ -38,7 +38,10 @@ import (
 // keyNormalizer is the URL index's default normalizer (the embedded Public
 // Suffix List, both sections): domain keys are what etld1() answers.
 var keyNormalizer = sync.OnceValue(func() *urlnorm.Normalizer {
-	n, err := urlnorm.NewNormalizer(urlnorm.Config{})
+	// StrictSuffix: a domain key is a registered domain (K1), so a host that
+	// is itself a public suffix ("co.uk", "github.io") is refused here even
+	// though the URL index keys such a host's URLs under the host.
+	n, err := urlnorm.NewNormalizer(urlnorm.Config{StrictSuffix: true})
 	if err != nil {
 		panic(err) // the zero config is valid
 	}

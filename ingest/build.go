@@ -86,6 +86,7 @@ type Summary struct {
 	Normalized  int64            // URLs that normalized
 	Written     int64            // distinct URLs written (after deduplication)
 	Rejected    map[string]int64 // by reason
+	Flagged     map[string]int64 // URLs indexed with a flag, by flag name (flagPublicSuffixHost)
 	RejectsFile string           // local TSV of every reject
 	RejectsKey  string           // the same, in the store
 	Skipped     []string         // files already ingested (see Force)
@@ -116,7 +117,7 @@ type Batch struct {
 func Run(ctx context.Context, o Options) (Summary, error) {
 	sums, err := RunAll(ctx, o, []Batch{{Dataset: o.Dataset, Source: o.Source, Files: o.Files}})
 	if len(sums) == 0 {
-		return Summary{Dataset: o.Dataset, Rejected: map[string]int64{}}, err
+		return Summary{Dataset: o.Dataset, Rejected: map[string]int64{}, Flagged: map[string]int64{}}, err
 	}
 	return sums[0], err
 }
@@ -204,7 +205,7 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 		if datasets, isNew, err = datasets.Ensure(b.Dataset, b.Source, id, time.Now()); err != nil {
 			return sums, err
 		}
-		sums[i] = Summary{Dataset: b.Dataset, DatasetID: id, NewDataset: isNew, Rejected: map[string]int64{}}
+		sums[i] = Summary{Dataset: b.Dataset, DatasetID: id, NewDataset: isNew, Rejected: map[string]int64{}, Flagged: map[string]int64{}}
 		part, err := stageBatch(ctx, bo, prev, id, version, &sums[i])
 		if errors.Is(err, errNothingNew) && len(batches) > 1 {
 			o.Log.Info("skipping a dataset: every file was ingested before", "dataset", b.Dataset)
@@ -828,6 +829,13 @@ func pslMode(n *urlnorm.Normalizer) string {
 	return "all"
 }
 
+// flagPublicSuffixHost is Summary.Flagged's key for URLs whose host is
+// itself a public suffix ("freedesktop.org", "co.uk"), indexed under the
+// host (urlnorm.URL.PublicSuffixHost). It is the name of the reason such
+// URLs are rejected for under urlnorm.Config.StrictSuffix, so a statistic
+// keyed on the name finds them whether they were flagged or rejected.
+var flagPublicSuffixHost = urlnorm.ReasonHostIsPublicSuffix.String()
+
 // normBatch is the unit of work between the reader, the normalizers and the
 // spill writer.
 const normBatch = 4096
@@ -839,6 +847,7 @@ type normRow struct {
 
 type normResult struct {
 	rows    []normRow
+	flagged int64 // rows whose host is itself a public suffix
 	rejects []Reject
 }
 
@@ -871,6 +880,9 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 						res.rejects = append(res.rejects, Reject{Source: rec.Source, Raw: truncate(rec.URL, 2000), Reason: reason, Detail: err.Error()})
 						continue
 					}
+					if u.PublicSuffixHost {
+						res.flagged++
+					}
 					res.rows = append(res.rows, normRow{domain: u.Domain, prefix: layout.Of(u.Domain), url: u.Normalized, raw: rec.URL, ts: rec.TS})
 				}
 				select {
@@ -898,6 +910,9 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 				reject(r)
 			}
 			sum.Normalized += int64(len(res.rows))
+			if res.flagged > 0 {
+				sum.Flagged[flagPublicSuffixHost] += res.flagged
+			}
 			read, norm := sum.Read, sum.Normalized
 			mu.Unlock()
 			for _, r := range res.rows {

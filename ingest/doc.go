@@ -6,7 +6,8 @@
 //
 // Promises: nothing read is dropped silently — every input line is either
 // ingested or counted as a reject with a reason and written to the rejects
-// file; a run publishes through catalog.Publish, so readers see either the
+// file, and an ingested URL indexed under a host that is itself a public
+// suffix is counted as flagged (Summary.Flagged); a run publishes through catalog.Publish, so readers see either the
 // old version or the new one; an ingest may run while a server serves the
 // same store, and never opens the server's DuckDB file.
 package ingest

@@ -9,7 +9,10 @@ import (
 // any case, Unicode or punycode, percent-encoded, with or without the root
 // dot; an IPv6 address must be in brackets. For an IP address it returns
 // the canonical IP text (IPv6 without brackets). A host that is itself a
-// public suffix is an *Error with ReasonHostIsPublicSuffix.
+// public suffix is an *Error with ReasonHostIsPublicSuffix, whatever
+// Config.StrictSuffix says: this is the Public Suffix List's function (its
+// own test cases pin it), where Parse and QueryDomain apply the index's
+// rule, which keys such a host under itself.
 func (n *Normalizer) RegisteredDomain(host string) (string, error) {
 	if host == "" {
 		return "", newError(host, ReasonEmpty, errNoHost)
@@ -32,12 +35,15 @@ func (n *Normalizer) RegisteredDomain(host string) (string, error) {
 }
 
 // QueryDomain turns a user's domain argument (the server's /domain/{d} and
-// SQL functions) into the registered domain DHSI indexes. It accepts a
-// registered domain ("example.com"), any host under it ("www.example.com",
-// "Example.COM.", "bücher.example", "xn--bcher-kva.example"), an IP
-// address, or a URL ("https://www.example.com/path"). When the answer is
-// not the input verbatim, note says what changed and why, for the client
-// to show, e.g.
+// SQL functions) into the domain DHSI indexes, as Parse computes it. It
+// accepts a registered domain ("example.com"), any host under it
+// ("www.example.com", "Example.COM.", "bücher.example",
+// "xn--bcher-kva.example"), an IP address, a URL with a host
+// ("https://www.example.com/path", "gopher://bitreich.org/1/scm"), or a
+// host that is itself a public suffix ("freedesktop.org", indexed under
+// itself unless Config.StrictSuffix). When the answer is not the input
+// verbatim, or is such a flagged host, note says what changed and why, for
+// the client to show, e.g.
 //
 //	"www.example.com" → "example.com": DHSI indexes registered domains (eTLD+1)
 func (n *Normalizer) QueryDomain(s string) (domain, note string, err error) {
@@ -57,10 +63,10 @@ func (n *Normalizer) QueryDomain(s string) (domain, note string, err error) {
 	}
 	u, err := n.Parse(parseIn)
 	if err != nil {
-		return "", "", fmt.Errorf("domain argument %q: want a registered domain such as example.com, a host name such as www.example.com, or an http(s) URL: %w", s, err)
+		return "", "", fmt.Errorf("domain argument %q: want a registered domain such as example.com, a host name such as www.example.com, or a URL with a host: %w", s, err)
 	}
 	domain = u.Domain
-	if domain == in {
+	if domain == in && !u.PublicSuffixHost {
 		return domain, "", nil
 	}
 
@@ -80,6 +86,13 @@ func (n *Normalizer) QueryDomain(s string) (domain, note string, err error) {
 	}
 	if u.HostKind == HostDomain && name != domain {
 		why = append(why, "DHSI indexes registered domains (eTLD+1)")
+	}
+	if u.PublicSuffixHost {
+		section := "private"
+		if _, icann := n.cfg.List.PublicSuffix(domain); icann || n.cfg.ICANNOnly {
+			section = "ICANN"
+		}
+		why = append(why, fmt.Sprintf("%q is itself a public suffix (%s section of the list), so it has no eTLD+1: DHSI indexes the URLs of that host under it, flagged as such", domain, section))
 	}
 	if u.HostKind == HostIPv6 {
 		why = append(why, "IPv6 addresses are indexed without brackets")

@@ -17,8 +17,9 @@ const (
 	ReasonEmpty
 	// ReasonTooLong: the raw URL is longer than Config.MaxLength bytes.
 	ReasonTooLong
-	// ReasonBadScheme: no scheme and not host-like, or a scheme DHSI does not
-	// index (anything but http, https, ws, wss, ftp).
+	// ReasonBadScheme: no scheme and the line does not start like a host;
+	// a file: URL (a local file, not a resource of a domain); or, with
+	// Config.StrictSuffix, any scheme but http, https, ws, wss and ftp.
 	ReasonBadScheme
 	// ReasonNoHost: the authority has no host ("http:///x", "http://user@/").
 	ReasonNoHost
@@ -32,9 +33,17 @@ const (
 	ReasonBadIDNA
 	// ReasonBadPort: a port that is not digits or is above 65535.
 	ReasonBadPort
-	// ReasonHostIsPublicSuffix: the host is itself a public suffix ("co.uk",
-	// "com", "localhost"), so it has no registered domain.
+	// ReasonHostIsPublicSuffix: the host is itself a public suffix and is
+	// not indexed under itself: a single label ("com", "localhost",
+	// "intranet"), or, with Config.StrictSuffix, any public suffix
+	// ("co.uk", "github.io"). Without StrictSuffix a dotted public-suffix
+	// host is indexed under the host, flagged (URL.PublicSuffixHost).
 	ReasonHostIsPublicSuffix
+	// ReasonNoAuthority: a scheme other than the WHATWG special ones whose
+	// URL has no authority ("mailto:a@example.com", "urn:isbn:…",
+	// "gopher:/x"), or whose URLs never name a host by the scheme's own
+	// definition ("javascript://example.com/…", "data:…").
+	ReasonNoAuthority
 
 	numReasons
 )
@@ -50,6 +59,7 @@ var reasonNames = [numReasons]string{
 	ReasonBadIDNA:            "bad-idna",
 	ReasonBadPort:            "bad-port",
 	ReasonHostIsPublicSuffix: "host-is-public-suffix",
+	ReasonNoAuthority:        "no-authority",
 }
 
 // String returns the stable name used in reject statistics.

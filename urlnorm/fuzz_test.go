@@ -18,6 +18,8 @@ func FuzzParse(f *testing.F) {
 		"http://a.com/a/b//../?q=a+b%20c&'", "ftp://[1:2:3:4:5:6:7:8]/", "ws://1.2.3.4./",
 		"http://%F0%9F%92%A9.com/", "//cdn.example.com/x", "www.example.com:8080", "http://.",
 		"http://a\u00ad.com/", "http://\u0661.com/", "http://a.b.c.mm/",
+		"gopher://bitreich.org/1/scm/sacc", "sc://H%4fSt:070//a/./b/%2e%2E/c\\d?b&a=1&&#f", "ssh://u@[::1]:22",
+		"https://freedesktop.org./x", "http://co.uk", "mailto:a@b.c", "javascript://x.com/%0A", "sc://ñ?",
 	} {
 		f.Add(s)
 	}
@@ -25,8 +27,16 @@ func FuzzParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	strict, err := NewNormalizer(Config{StrictSuffix: true})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		u, err := n.Parse(raw)
+		// StrictSuffix only rejects more, and agrees on what it accepts.
+		if su, serr := strict.Parse(raw); serr == nil && (err != nil || su != u) {
+			t.Fatalf("Parse(%q) = %+v, %v; with StrictSuffix %+v", raw, u, err, su)
+		}
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Reason == ReasonNone || e.Reason >= numReasons || e.Raw != raw || e.Err == nil {

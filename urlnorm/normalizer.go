@@ -23,6 +23,14 @@ type Config struct {
 	ICANNOnly bool
 	// MaxLength caps the raw URL in bytes; 0 means DefaultMaxLength.
 	MaxLength int
+	// StrictSuffix restores the rule before issue 17 (dhsi ingest
+	// --strict-suffix): only http, https, ws, wss and ftp URLs are indexed
+	// (any other scheme is bad-scheme), and a host that is itself a public
+	// suffix is rejected (host-is-public-suffix). Without it any scheme
+	// whose URL has an authority is indexed, and a dotted public-suffix host
+	// is indexed under itself, flagged. Both rules give an accepted URL the
+	// same Domain; StrictSuffix only accepts fewer URLs.
+	StrictSuffix bool
 }
 
 // Defaults returns c with zero fields set to their defaults.
@@ -70,26 +78,43 @@ func (n *Normalizer) ListVersion() string {
 	if n.cfg.ICANNOnly {
 		mode = "icann-only"
 	}
+	// StrictSuffix is not part of it: it decides which URLs are accepted,
+	// never the Domain of an accepted one, so versions built with and
+	// without it agree on every domain (docs/urlnorm.md).
 	return n.cfg.List.Version() + " (" + mode + ")"
 }
 
 // URL is a parsed, canonical URL. All string fields except Raw are slices
 // of Normalized (one allocation per URL).
 type URL struct {
-	Raw        string // the input exactly as given, for provenance
-	Scheme     string // lower-case: http, https, ws, wss or ftp
-	Host       string // canonical host: punycode domain (root dot kept), dotted IPv4, or [IPv6]
-	Port       string // decimal without leading zeros; "" when absent or the scheme's default
-	Path       string // starts with "/"
-	Query      string // without "?"; pairs sorted by key; "" when absent or empty
-	Domain     string // registered domain (eTLD+1, no root dot), or the IP text for IP hosts
+	Raw    string // the input exactly as given, for provenance
+	Scheme string // lower-case: http, https, ws, wss, ftp, or any other scheme with an authority
+	Host   string // canonical host: punycode domain (root dot kept), dotted IPv4, or [IPv6]
+	Port   string // decimal without leading zeros; "" when absent or a special scheme's default
+	// Path starts with "/" for the special schemes (http, https, ws, wss,
+	// ftp); for other schemes it is "" or starts with "/".
+	Path string
+	// Query is without "?"; for the special schemes its pairs are sorted by
+	// key and it is "" when absent or empty. Other schemes keep the query
+	// as WHATWG does, including an empty one: Normalized then ends in "?"
+	// and Query is "".
+	Query string
+	// Domain is the registered domain (eTLD+1, no root dot), the IP text
+	// for IP hosts, or, when PublicSuffixHost, the host itself.
+	Domain     string
 	Normalized string // scheme://host[:port]path[?query]
 	HostKind   HostKind
+	// PublicSuffixHost flags a URL whose host is itself a public suffix
+	// ("freedesktop.org", "github.io", "co.uk"): it has no eTLD+1, and
+	// Domain is the host without its root dot. Never set with
+	// Config.StrictSuffix, which rejects such URLs.
+	PublicSuffixHost bool
 }
 
-// specialScheme reports whether DHSI indexes scheme (already lower-case),
-// with its default port. These are the WHATWG special schemes that have a
-// host; "file" URLs have no domain to index.
+// specialScheme reports whether scheme (already lower-case) is one of the
+// WHATWG special schemes DHSI indexes, with its default port. Their URLs
+// are parsed by the special rules; "file", the sixth special scheme, is
+// not indexed (docs/urlnorm.md).
 func specialScheme(scheme string) (defaultPort string, ok bool) {
 	switch scheme {
 	case "http", "ws":
@@ -111,9 +136,13 @@ var (
 )
 
 // Parse normalizes one raw URL. See docs/urlnorm.md for the exact rules;
-// in short it follows the WHATWG URL parser for http(s), ws(s) and ftp,
-// then drops userinfo and the fragment, collapses empty path segments,
-// sorts query pairs by key, and computes the registered domain.
+// in short it follows the WHATWG URL parser — the special rules for http(s),
+// ws(s) and ftp, the non-special ones for any other scheme with an
+// authority — then drops userinfo and the fragment, collapses empty path
+// segments and sorts query pairs by key (special schemes only), and
+// computes the registered domain. A dotted host that is itself a public
+// suffix is indexed under itself, flagged (URL.PublicSuffixHost), unless
+// Config.StrictSuffix.
 //
 // On error the URL is the zero value, except with ReasonHostIsPublicSuffix:
 // then every field but Domain is filled in, so the rejection can be
@@ -130,26 +159,28 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 		s = removeTabNewline(s)
 	}
 
-	scheme, rest, r, err := splitScheme(s)
+	scheme, rest, special, r, err := splitScheme(s, n.cfg.StrictSuffix)
 	if err != nil {
 		return URL{}, newError(raw, r, err)
 	}
-	defaultPort, _ := specialScheme(scheme)
-
-	// Special authority (ignore) slashes: any run of '/' and '\' before the
-	// authority, so "http:example.com" and "http:\\\example.com" both have
-	// host example.com, as in browsers.
-	i := 0
-	for i < len(rest) && (rest[i] == '/' || rest[i] == '\\') {
-		i++
-	}
-	rest = rest[i:]
-	end := len(rest)
-	for j := 0; j < len(rest); j++ {
-		if c := rest[j]; c == '/' || c == '\\' || c == '?' || c == '#' {
-			end = j
-			break
+	defaultPort := "" // WHATWG: only the special schemes have default ports
+	authEnd := "/?#"
+	if special {
+		defaultPort, _ = specialScheme(scheme)
+		authEnd = `/\?#`
+		// Special authority (ignore) slashes: any run of '/' and '\' before
+		// the authority, so "http:example.com" and "http:\\\example.com"
+		// both have host example.com, as in browsers. (A non-special
+		// scheme's "//" was consumed by splitScheme.)
+		i := 0
+		for i < len(rest) && (rest[i] == '/' || rest[i] == '\\') {
+			i++
 		}
+		rest = rest[i:]
+	}
+	end := len(rest)
+	if j := strings.IndexAny(rest, authEnd); j >= 0 {
+		end = j
 	}
 	auth := rest[:end]
 	rest = rest[end:]
@@ -177,6 +208,9 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 	buf = append(buf, scheme...)
 	buf = append(buf, "://"...)
 	hostStart := len(buf)
+	// Every scheme's host goes through the special host parser: DHSI needs
+	// a DNS name or an IP address to find a domain, where WHATWG keeps a
+	// non-special host opaque (docs/urlnorm.md, "Other schemes").
 	buf, kind, ascii, r, err := appendWHATWGHost(n.idna, buf, host)
 	if err != nil {
 		return URL{}, newError(raw, r, err)
@@ -208,10 +242,15 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 		}
 	}
 	pathStart := len(buf)
-	buf = appendPath(buf, pathPart)
+	if special {
+		buf = appendPath(buf, pathPart)
+	} else {
+		buf = appendNonSpecialPath(buf, pathPart)
+	}
 	pathEnd := len(buf)
 	queryStart, queryEnd := pathEnd, pathEnd
-	if hasQuery {
+	switch {
+	case hasQuery && special:
 		buf = append(buf, '?')
 		queryStart = len(buf)
 		buf = appendQuery(buf, query)
@@ -220,6 +259,14 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 			buf = buf[:pathEnd]
 			queryStart, queryEnd = pathEnd, pathEnd
 		}
+	case hasQuery:
+		// WHATWG keeps a non-special query as it is, percent-encoding only,
+		// and keeps an empty one: what "&", "=" or "?" mean is the
+		// scheme's business.
+		buf = append(buf, '?')
+		queryStart = len(buf)
+		buf = appendEncoded(buf, query, inQueryEncodeSet)
+		queryEnd = len(buf)
 	}
 
 	norm := string(buf)
@@ -234,12 +281,27 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 		HostKind:   kind,
 	}
 	u.Domain, r, err = n.domainOf(u.Host, kind)
-	if err != nil {
-		if r == ReasonHostIsPublicSuffix {
-			// The URL itself is fine; only its domain is missing. Keep it so
-			// callers can report what was rejected ("localhost", "co.uk").
-			return u, newError(raw, r, err)
+	if r == ReasonHostIsPublicSuffix {
+		name := strings.TrimSuffix(u.Host, ".")
+		switch {
+		case n.cfg.StrictSuffix:
+		case strings.IndexByte(name, '.') < 0:
+			// "com", "localhost", "intranet": a dotless name is resolved
+			// through each network's search list, not the global DNS, so it
+			// names a different machine everywhere (and ICANN forbids
+			// dotless gTLDs). Not a site to index.
+			err = fmt.Errorf("host %q is a single label, a public suffix by itself: DHSI indexes a public-suffix host under itself only when it is a dotted name", name)
+		default:
+			// "freedesktop.org", "github.io", "co.uk": a real host with no
+			// eTLD+1. Indexed under the host itself, flagged.
+			u.Domain, u.PublicSuffixHost = name, true
+			return u, nil
 		}
+		// The URL itself is fine; only its domain is missing. Keep it so
+		// callers can report what was rejected ("localhost", "co.uk").
+		return u, newError(raw, r, err)
+	}
+	if err != nil {
 		return URL{}, newError(raw, r, err)
 	}
 	return u, nil
@@ -278,9 +340,10 @@ func (n *Normalizer) domainOf(host string, kind HostKind) (string, Reason, error
 }
 
 // splitScheme finds the scheme per the WHATWG scheme state and decides what
-// DHSI does without one. It returns the lower-case scheme and what follows
-// its ':' (or the whole input when the scheme is implied).
-func splitScheme(s string) (scheme, rest string, r Reason, err error) {
+// DHSI does with it, or without one. It returns the lower-case scheme, what
+// follows its ':' (for a non-special scheme, what follows its "//": the
+// authority), and whether the WHATWG special rules apply.
+func splitScheme(s string, strict bool) (scheme, rest string, special bool, r Reason, err error) {
 	end := -1
 	if isAlpha(s[0]) {
 		for i := 1; i < len(s); i++ {
@@ -299,21 +362,56 @@ func splitScheme(s string) (scheme, rest string, r Reason, err error) {
 		// "//example.com/path"; both mean http. Anything else (a leading
 		// quote, a lone "/path") is not a URL DHSI can place.
 		if hostStartByte(s[0]) || strings.HasPrefix(s, "//") || strings.HasPrefix(s, `\\`) {
-			return "http", s, ReasonNone, nil
+			return "http", s, true, ReasonNone, nil
 		}
-		return "", "", ReasonBadScheme, errNoScheme
+		return "", "", false, ReasonBadScheme, errNoScheme
 	}
 	cand := s[:end]
 	scheme = asciiLower(cand)
+	after := s[end+1:]
 	if _, ok := specialScheme(scheme); ok {
-		return scheme, s[end+1:], ReasonNone, nil
+		return scheme, after, true, ReasonNone, nil
 	}
 	// "example.com:8080/x" scans as scheme "example.com"; a dotted
 	// "scheme" followed by a port is a schemeless host:port.
-	if strings.IndexByte(cand, '.') >= 0 && looksLikePort(s[end+1:]) {
-		return "http", s, ReasonNone, nil
+	if strings.IndexByte(cand, '.') >= 0 && looksLikePort(after) {
+		return "http", s, true, ReasonNone, nil
 	}
-	return "", "", ReasonBadScheme, fmt.Errorf("scheme %q is not indexed (want http, https, ws, wss or ftp)", scheme)
+	switch {
+	case strict:
+		return "", "", false, ReasonBadScheme, fmt.Errorf("scheme %q is not indexed (want http, https, ws, wss or ftp; without --strict-suffix any scheme with a host is)", scheme)
+	case scheme == "file":
+		return "", "", false, ReasonBadScheme, errFileScheme
+	case noHostScheme(scheme):
+		return "", "", false, ReasonNoAuthority, fmt.Errorf("%s: URLs never name a host (the scheme has no authority by its definition), so there is no domain to index", scheme)
+	case !strings.HasPrefix(after, "//"):
+		// WHATWG: a non-special URL has an authority only when "//"
+		// follows the scheme; otherwise it is a path ("mailto:a@b.c").
+		return "", "", false, ReasonNoAuthority, fmt.Errorf("%s: URL has no authority (\"//\" and a host after the scheme), so there is no domain to index", scheme)
+	}
+	return scheme, after[2:], false, ReasonNone, nil
+}
+
+var errFileScheme = errors.New("file: URLs name files on the local machine or a local network share, not resources of a domain")
+
+// noHostScheme lists the registered schemes whose URLs never have an
+// authority by their own specification, so that a "//" after them is part
+// of a path, a script or data, never a host: "javascript://example.com/%0A…"
+// is a script whose first line is a comment, "mailto://example.com" is not
+// a valid mailto URL (RFC 6068). WHATWG parses these with a host like any
+// non-special URL; DHSI does not index them under one.
+func noHostScheme(scheme string) bool {
+	switch scheme {
+	case "about", // RFC 6694
+		"blob",       // File API: blob:<origin>/<uuid>
+		"data",       // RFC 2397
+		"javascript", // HTML
+		"mailto",     // RFC 6068
+		"tel",        // RFC 3966
+		"urn":        // RFC 8141
+		return true
+	}
+	return false
 }
 
 // looksLikePort: one or more digits, then the end or a path/query/fragment.

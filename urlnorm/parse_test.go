@@ -59,8 +59,9 @@ func TestParse(t *testing.T) {
 		// Schemes.
 		{"ftp is indexed", "ftp://ftp.example.org/pub", "ftp://ftp.example.org/pub", "example.org", 0},
 		{"file URLs have no domain and are rejected", "file:///etc/hosts", "", "", ReasonBadScheme},
-		{"mailto is rejected", "mailto:a@example.com", "", "", ReasonBadScheme},
-		{"javascript is rejected", "javascript:alert(1)", "", "", ReasonBadScheme},
+		{"a file URL with a host is rejected too", "file://server.example.com/share/a.pdf", "", "", ReasonBadScheme},
+		{"mailto has no authority", "mailto:a@example.com", "", "", ReasonNoAuthority},
+		{"javascript has no authority", "javascript:alert(1)", "", "", ReasonNoAuthority},
 		{"no slashes after a special scheme still means an authority", "http:example.com/a", "http://example.com/a", "example.com", 0},
 		{"backslashes after the scheme are slashes", `http:\\example.com\a\b`, "http://example.com/a/b", "example.com", 0},
 
@@ -107,7 +108,41 @@ func TestParse(t *testing.T) {
 		{"a port with no host is a no-host error", "http://:80/", "", "", ReasonNoHost},
 		{"a host label over 63 bytes is a bad-host error", "http://" + strings.Repeat("a", 64) + ".com/", "", "", ReasonBadHost},
 		{"an empty label is a bad-host error", "http://a..com/", "", "", ReasonBadHost},
-		{"a host that is a public suffix is reported", "http://co.uk/", "", "", ReasonHostIsPublicSuffix},
+		{"a dotted host that is a public suffix is indexed under itself", "http://co.uk/", "http://co.uk/", "co.uk", 0},
+		{"a single-label host is reported as a public suffix", "http://localhost/", "", "", ReasonHostIsPublicSuffix},
+		{"a TLD alone is reported as a public suffix", "http://com./x", "", "", ReasonHostIsPublicSuffix},
+
+		// Other schemes (WHATWG non-special URLs with an authority).
+		{"a gopher URL is indexed under its scheme", "gopher://bitreich.org/1/scm/sacc", "gopher://bitreich.org/1/scm/sacc", "bitreich.org", 0},
+		{"the host of another scheme is lower-cased", "GOPHER://BitReich.ORG/1/x", "gopher://bitreich.org/1/x", "bitreich.org", 0},
+		{"the host of another scheme goes through IDNA", "sc://faß.ExAmPlE/", "sc://xn--fa-hia.example/", "xn--fa-hia.example", 0},
+		{"an IPv4 host of another scheme is canonical", "ssh://0x7f.1/", "ssh://127.0.0.1/", "127.0.0.1", 0},
+		{"a port of another scheme is kept, even its usual one", "gopher://bitreich.org:70/1/", "gopher://bitreich.org:70/1/", "bitreich.org", 0},
+		{"an http default port on another scheme is kept", "irc://irc.libera.chat:80/", "irc://irc.libera.chat:80/", "libera.chat", 0},
+		{"leading zeros of another scheme's port are dropped", "ssh://git.example.com:0022/r", "ssh://git.example.com:22/r", "example.com", 0},
+		{"an empty port of another scheme is no port", "ssh://git.example.com:/r", "ssh://git.example.com/r", "example.com", 0},
+		{"userinfo of another scheme is dropped", "ssh://git@github.com/o/r.git", "ssh://github.com/o/r.git", "github.com", 0},
+		{"an empty path of another scheme stays empty", "gopher://bitreich.org", "gopher://bitreich.org", "bitreich.org", 0},
+		{"double slashes in another scheme's path stay", "gopher://h.example.com//a///b", "gopher://h.example.com//a///b", "example.com", 0},
+		{"dot segments in another scheme's path are removed", "git://h.example.com/a/./b/../c", "git://h.example.com/a/c", "example.com", 0},
+		{"a backslash in another scheme's path is not a separator", `sc://h.example.com/a\b/..`, "sc://h.example.com/", "example.com", 0},
+		{"escapes in another scheme's path are kept as they are", "sc://h.example.com/%7euser/%2fx", "sc://h.example.com/%7euser/%2fx", "example.com", 0},
+		{"spaces and quotes in another scheme's path are encoded", `sc://h.example.com/a b"c`, "sc://h.example.com/a%20b%22c", "example.com", 0},
+		{"another scheme's query is not sorted", "redis://h.example.com:6379/0?b=1&a=2&&", "redis://h.example.com:6379/0?b=1&a=2&&", "example.com", 0},
+		{"another scheme keeps an empty query", "sc://h.example.com/p?", "sc://h.example.com/p?", "example.com", 0},
+		{"a quote in another scheme's query stays", "sc://h.example.com/?q=a b'c", "sc://h.example.com/?q=a%20b'c", "example.com", 0},
+		{"another scheme's fragment is dropped", "sc://h.example.com/p#f", "sc://h.example.com/p", "example.com", 0},
+		{"a backslash ends no authority in another scheme", `sc://h.example.com\x`, "", "", ReasonBadHost},
+		{"another scheme without // has no authority", "gopher:/1/x", "", "", ReasonNoAuthority},
+		{"another scheme with backslashes has no authority", `gopher:\\bitreich.org/1`, "", "", ReasonNoAuthority},
+		{"a urn has no authority", "urn:isbn:0451450523", "", "", ReasonNoAuthority},
+		{"javascript with // has no host by definition", "javascript://example.com/%0Aalert(1)", "", "", ReasonNoAuthority},
+		{"data with // has no host by definition", "data://example.com/x", "", "", ReasonNoAuthority},
+		{"another scheme with an empty host is a no-host error", "gopher:///1/x", "", "", ReasonNoHost},
+		{"another scheme's opaque host that is no DNS name is a bad-host error", "sc://%25/", "", "", ReasonBadHost},
+		{"another scheme's IPv6 host is canonical", "sc://[1:2:0:0:5:0:0:0]:80/", "sc://[1:2:0:0:5::]:80/", "1:2:0:0:5::", 0},
+		{"a dotted word and a port without a scheme still means http", "gopher.example.com:70/x", "http://gopher.example.com:70/x", "example.com", 0},
+		{"a dotless word and a port is a scheme without an authority", "localhost:8080/x", "", "", ReasonNoAuthority},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, err := n.Parse(tc.raw)
@@ -141,35 +176,54 @@ func TestParse(t *testing.T) {
 // checkParts asserts the documented relation of URL's fields.
 func checkParts(t testing.TB, u URL) {
 	t.Helper()
+	_, special := specialScheme(u.Scheme)
 	want := u.Scheme + "://" + u.Host
 	if u.Port != "" {
 		want += ":" + u.Port
 	}
 	want += u.Path
-	if u.Query != "" {
+	// another scheme keeps an empty query's "?" (Query is then "")
+	if u.Query != "" || !special && strings.HasSuffix(u.Normalized, "?") && !strings.HasSuffix(want, "?") {
 		want += "?" + u.Query
 	}
 	if want != u.Normalized {
 		t.Errorf("fields of %q reassemble to %q", u.Normalized, want)
 	}
-	if !strings.HasPrefix(u.Path, "/") || strings.Contains(u.Path, "//") {
+	switch {
+	case special && (!strings.HasPrefix(u.Path, "/") || strings.Contains(u.Path, "//")):
 		t.Errorf("path %q of %q is not canonical", u.Path, u.Normalized)
+	case !special && u.Path != "" && !strings.HasPrefix(u.Path, "/"):
+		t.Errorf("path %q of %q does not start with /", u.Path, u.Normalized)
 	}
 	if u.HostKind == HostDomain && !strings.HasSuffix(strings.TrimSuffix(u.Host, "."), u.Domain) {
 		t.Errorf("domain %q is not a suffix of host %q", u.Domain, u.Host)
 	}
+	if u.PublicSuffixHost && (u.HostKind != HostDomain || strings.TrimSuffix(u.Host, ".") != u.Domain || !strings.Contains(u.Domain, ".")) {
+		t.Errorf("%q is flagged as a public-suffix host, but its domain %q is not its dotted host %q", u.Normalized, u.Domain, u.Host)
+	}
 }
 
 func TestParsePublicSuffixHostKeepsURL(t *testing.T) {
-	n := newTestNormalizer(t, Config{List: loadDatList(t)})
 	// A real line (pywb_sample_archive.txt): httpbin.org is a PRIVATE rule.
-	u, err := n.Parse("http://httpbin.org/post?foo=bar")
-	if ReasonOf(err) != ReasonHostIsPublicSuffix || u.Host != "httpbin.org" || u.Domain != "" || u.Normalized != "http://httpbin.org/post?foo=bar" {
-		t.Fatalf("full mode: %+v, %v; want the URL without Domain and host-is-public-suffix", u, err)
+	const line = "http://httpbin.org/post?foo=bar"
+	strict := newTestNormalizer(t, Config{List: loadDatList(t), StrictSuffix: true})
+	u, err := strict.Parse(line)
+	if ReasonOf(err) != ReasonHostIsPublicSuffix || u.Host != "httpbin.org" || u.Domain != "" || u.PublicSuffixHost || u.Normalized != line {
+		t.Fatalf("strict: %+v, %v; want the URL without Domain and host-is-public-suffix", u, err)
+	}
+	full := newTestNormalizer(t, Config{List: loadDatList(t)})
+	if u, err := full.Parse(line); err != nil || u.Domain != "httpbin.org" || !u.PublicSuffixHost || u.Normalized != line {
+		t.Fatalf("full mode: %+v, %v; want domain httpbin.org, flagged", u, err)
 	}
 	icann := newTestNormalizer(t, Config{List: loadDatList(t), ICANNOnly: true})
-	if u, err := icann.Parse("http://httpbin.org/post?foo=bar"); err != nil || u.Domain != "httpbin.org" {
-		t.Fatalf("ICANN-only mode: %+v, %v; want domain httpbin.org", u, err)
+	if u, err := icann.Parse(line); err != nil || u.Domain != "httpbin.org" || u.PublicSuffixHost {
+		t.Fatalf("ICANN-only mode: %+v, %v; want domain httpbin.org, not flagged", u, err)
+	}
+	// A single label is reported with its URL in every mode.
+	for _, n := range []*Normalizer{strict, full, icann} {
+		if u, err := n.Parse("http://localhost:8080/x"); ReasonOf(err) != ReasonHostIsPublicSuffix || u.Host != "localhost" || u.Domain != "" {
+			t.Fatalf("localhost: %+v, %v; want the URL without Domain and host-is-public-suffix", u, err)
+		}
 	}
 }
 
@@ -195,9 +249,19 @@ func TestQueryDomain(t *testing.T) {
 			`"2001:DB8::1" → "2001:db8::1": domains are lower-case, without the root dot; IPv6 addresses are indexed without brackets`, 0},
 		{"a bracketed IPv6 address is accepted", "[::1]", "::1",
 			`"[::1]" → "::1": IPv6 addresses are indexed without brackets`, 0},
-		{"a public suffix is an error", "co.uk", "", "", ReasonHostIsPublicSuffix},
+		{"a private public suffix is its own domain, with a note", "freedesktop.org", "freedesktop.org",
+			`"freedesktop.org" → "freedesktop.org": "freedesktop.org" is itself a public suffix (private section of the list), so it has no eTLD+1: DHSI indexes the URLs of that host under it, flagged as such`, 0},
+		{"an ICANN public suffix is its own domain, with a note", "Co.UK", "co.uk",
+			`"Co.UK" → "co.uk": domains are lower-case, without the root dot; "co.uk" is itself a public suffix (ICANN section of the list), so it has no eTLD+1: DHSI indexes the URLs of that host under it, flagged as such`, 0},
+		{"a URL on a public-suffix host gives the host", "https://freedesktop.org/x", "freedesktop.org",
+			`"https://freedesktop.org/x" → "freedesktop.org": used the host "freedesktop.org" of the URL; "freedesktop.org" is itself a public suffix (private section of the list), so it has no eTLD+1: DHSI indexes the URLs of that host under it, flagged as such`, 0},
+		{"a name under a private suffix is a registered domain", "gitlab.freedesktop.org", "gitlab.freedesktop.org", "", 0},
+		{"a URL of another scheme gives its host's registered domain", "gopher://bitreich.org/1/scm/sacc", "bitreich.org",
+			`"gopher://bitreich.org/1/scm/sacc" → "bitreich.org": used the host "bitreich.org" of the URL`, 0},
+		{"a TLD alone is an error", "com", "", "", ReasonHostIsPublicSuffix},
+		{"a single label is an error", "localhost", "", "", ReasonHostIsPublicSuffix},
 		{"an empty argument is an error", "  ", "", "", ReasonEmpty},
-		{"a mailto URL is an error", "mailto:a@example.com", "", "", ReasonBadScheme},
+		{"a mailto URL is an error", "mailto:a@example.com", "", "", ReasonNoAuthority},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, note, err := n.QueryDomain(tc.in)
@@ -228,6 +292,7 @@ func TestReasonNamesAreStable(t *testing.T) {
 		ReasonBadIDNA:            "bad-idna",
 		ReasonBadPort:            "bad-port",
 		ReasonHostIsPublicSuffix: "host-is-public-suffix",
+		ReasonNoAuthority:        "no-authority",
 	}
 	rs := Reasons()
 	if len(rs) != len(want) {

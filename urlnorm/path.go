@@ -3,6 +3,7 @@ package urlnorm
 import (
 	"bytes"
 	"slices"
+	"strings"
 )
 
 // appendPath appends the canonical path for p, which is empty or starts
@@ -75,6 +76,74 @@ func appendPath(dst []byte, p string) []byte {
 	return dst
 }
 
+// appendNonSpecialPath appends the path of a URL with a non-special
+// scheme, as the WHATWG path state does for one (docs/urlnorm.md, "Other
+// schemes"):
+//   - only '/' separates segments ('\' is an ordinary byte);
+//   - "." and ".." segments (also spelled %2e) are removed as in
+//     appendPath;
+//   - empty segments stay ("/a//b" is not "/a/b": the path is the scheme's
+//     to interpret, a gopher selector, a git repository);
+//   - bytes in the path percent-encode set are percent-encoded; existing
+//     escapes are kept as they are, hex case included;
+//   - an empty path stays empty ("gopher://h" has no "/").
+func appendNonSpecialPath(dst []byte, p string) []byte {
+	if p == "" {
+		return dst
+	}
+	start := len(dst)
+	p = p[1:] // the leading '/'
+	for {
+		end := strings.IndexByte(p, '/')
+		last := end < 0
+		if last {
+			end = len(p)
+		}
+		seg := p[:end]
+		switch {
+		case isDoubleDot(seg):
+			for len(dst) > start && dst[len(dst)-1] != '/' {
+				dst = dst[:len(dst)-1]
+			}
+			if len(dst) > start {
+				dst = dst[:len(dst)-1]
+			}
+			if last {
+				dst = append(dst, '/')
+			}
+		case isSingleDot(seg):
+			if last {
+				dst = append(dst, '/')
+			}
+		default:
+			dst = append(dst, '/')
+			dst = appendEncoded(dst, seg, inPathEncodeSet)
+		}
+		if last {
+			break
+		}
+		p = p[end+1:]
+	}
+	if len(dst) == start {
+		dst = append(dst, '/')
+	}
+	return dst
+}
+
+// appendEncoded percent-encodes the bytes of s in the set and copies every
+// other byte, '%' and existing escapes included (the WHATWG
+// percent-encoding, without DHSI's escape normalization).
+func appendEncoded(dst []byte, s string, enc func(byte) bool) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; enc(c) {
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
+		} else {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
 // isSingleDot: "." or "%2e", case-insensitive (WHATWG single-dot segment).
 func isSingleDot(s string) bool {
 	return s == "." || len(s) == 3 && s[0] == '%' && s[1] == '2' && s[2]|0x20 == 'e'
@@ -106,14 +175,21 @@ func inPathEncodeSet(c byte) bool {
 	return false
 }
 
-// inQueryEncodeSet is the WHATWG special-query percent-encode set: C0
-// controls, space, '"', '#', '<', '>', '\”, DEL and non-ASCII bytes.
+// inSpecialQueryEncodeSet is the WHATWG special-query percent-encode set:
+// the query percent-encode set and the apostrophe.
+func inSpecialQueryEncodeSet(c byte) bool {
+	return c == '\'' || inQueryEncodeSet(c)
+}
+
+// inQueryEncodeSet is the WHATWG query percent-encode set, used for the
+// query of a non-special URL: C0 controls, space, '"', '#', '<', '>', DEL
+// and non-ASCII bytes.
 func inQueryEncodeSet(c byte) bool {
 	if c <= 0x20 || c >= 0x7F {
 		return true
 	}
 	switch c {
-	case '"', '#', '<', '>', '\'':
+	case '"', '#', '<', '>':
 		return true
 	}
 	return false
@@ -174,7 +250,7 @@ const maxStackPairs = 32
 // which of them means a space is up to the server.
 func appendQuery(dst []byte, q string) []byte {
 	start := len(dst)
-	dst = appendEscaped(dst, q, inQueryEncodeSet)
+	dst = appendEscaped(dst, q, inSpecialQueryEncodeSet)
 	enc := dst[start:]
 
 	// Pair boundaries, as offsets into enc.

@@ -75,27 +75,65 @@ func whatwgScheme(input string) (scheme, rest string) {
 }
 
 // whatwgSkip lists every urltestdata.json case (by input) among the
-// absolute http/https/ws/wss/ftp ones where DHSI deliberately differs from
-// the WHATWG host result, with the reason. docs/urlnorm.md repeats it. The
-// test fails if a listed case starts agreeing, so the list stays true.
+// absolute URLs with an authority that DHSI parses (special schemes, and
+// other schemes after "//") where DHSI deliberately differs from the
+// WHATWG result, with the reason. docs/urlnorm.md repeats it. The test
+// fails if a listed case starts agreeing, so the list stays true.
 var whatwgSkip = map[string]string{
 	"http://./":                    "empty labels: a host must be a DNS name (checkDNSName)",
 	"http://../":                   "empty labels: a host must be a DNS name (checkDNSName)",
 	"http://foo.09..":              "empty label before the root dot: not a DNS name (checkDNSName)",
 	"http://!\"$&'()*+,-.;=_`{}~/": "punctuation other than '-' and '_' in a host: not a DNS name (checkDNSName)",
 	"wss://!\"$&'()*+,-.;=_`{}~/":  "punctuation other than '-' and '_' in a host: not a DNS name (checkDNSName)",
+
+	// Other schemes: WHATWG allows an empty or opaque host there; DHSI
+	// needs a domain or an IP address.
+	"foo://":                       "empty host: no domain to index (no-host)",
+	"foo://///////":                "empty host: no domain to index (no-host)",
+	"foo://///////bar.com/":        "empty host: no domain to index (no-host)",
+	"foo:////://///":               "empty host: no domain to index (no-host)",
+	"sc://?":                       "empty host: no domain to index (no-host)",
+	"sc://#":                       "empty host: no domain to index (no-host)",
+	"intent:///test":               "empty host: no domain to index (no-host)",
+	"turn:///test":                 "empty host: no domain to index (no-host)",
+	"stun:///test":                 "empty host: no domain to index (no-host)",
+	"h://.":                        "opaque host \".\": empty labels, not a DNS name (bad-host)",
+	"sc://%/":                      "opaque host \"%\": not a DNS name (bad-host)",
+	"asdf://%43%7C/":               "opaque host \"%43%7C\" decodes to \"C|\": '|' is a forbidden domain code point (bad-host)",
+	"foo://!\"$%&'()*+,-.;=_`{}~/": "opaque host of punctuation: not a DNS name (bad-host)",
+	"sc://\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f!\"$%&'()*+,-.;=_`{}~/": "opaque host of controls and punctuation: not a DNS name (bad-host)",
+}
+
+// whatwgAsDomainHost maps a WHATWG non-special (opaque) host to the host
+// DHSI writes for it: the special host parser (percent-decoding, IDNA,
+// lower case, IPv4 forms) and the DNS rule, as docs/urlnorm.md documents
+// for other schemes. ok is false when DHSI cannot take it as a host.
+func whatwgAsDomainHost(n *Normalizer, h string) (string, bool) {
+	if h == "" {
+		return "", false
+	}
+	buf, kind, ascii, _, err := appendWHATWGHost(n.idna, nil, h)
+	if err != nil || kind == HostDomain && checkDNSName(ascii) != nil {
+		return "", false
+	}
+	return string(buf), true
 }
 
 // TestWHATWGURLs compares host, port, path and query of every absolute URL
-// with a scheme DHSI indexes against the WHATWG expectations (path and
-// query mapped through DHSI's documented rewrites), and checks that
-// every other scheme is rejected as bad-scheme. Relative references (no
-// scheme, or the base's special scheme without "//") need a base, which
-// ingest never has; they are counted, not run.
+// with an authority against the WHATWG expectations: for the special
+// schemes with path and query mapped through DHSI's documented rewrites,
+// for other schemes with the host mapped through the special host parser
+// (whatwgAsDomainHost) and path and query as WHATWG gives them. It checks
+// that file: URLs are bad-scheme, and that other schemes without an
+// authority, or whose URLs never have a host (noHostScheme), are
+// no-authority. Relative references (no scheme, or the base's special
+// scheme without "//") need a base, which ingest never has; they are
+// counted, not run.
 func TestWHATWGURLs(t *testing.T) {
 	n := newTestNormalizer(t, Config{})
 	cases := loadWHATWG(t)
-	var compared, agreed, skipped, relative, otherScheme int
+	var compared, agreed, skipped, relative, file, noAuthority int
+	var otherCompared, otherAgreed, otherSkipped, hostMapped int
 	seenSkip := map[string]bool{}
 	for _, c := range cases {
 		scheme, rest := whatwgScheme(c.Input)
@@ -103,41 +141,64 @@ func TestWHATWGURLs(t *testing.T) {
 			relative++
 			continue
 		}
-		if c.Base != nil {
-			bs, _ := whatwgScheme(*c.Base)
-			if bs == scheme && !(len(rest) >= 2 && strings.ContainsRune(`/\`, rune(rest[0])) && strings.ContainsRune(`/\`, rune(rest[1]))) {
+		_, special := specialScheme(scheme)
+		slashes := len(rest) >= 2 && strings.ContainsRune(`/\`, rune(rest[0])) && strings.ContainsRune(`/\`, rune(rest[1]))
+		if c.Base != nil && (special || scheme == "file") {
+			if bs, _ := whatwgScheme(*c.Base); bs == scheme && !slashes {
 				relative++
 				continue
 			}
 		}
 		u, err := n.Parse(c.Input)
 		if ReasonOf(err) == ReasonHostIsPublicSuffix {
-			// A single-label host such as "foo" parses fine but has no
-			// registered domain; that is PSL policy, not host parsing.
+			// A single-label host such as "foo" parses fine but is not
+			// indexed; that is DHSI policy, not host parsing.
 			err = nil
 		}
-		if _, ok := specialScheme(scheme); !ok {
-			otherScheme++
-			if r := ReasonOf(err); r != ReasonBadScheme {
-				if _, listed := whatwgSkip[c.Input]; !listed {
-					t.Errorf("scheme %q: Parse(%q) = %q, %v; want a bad-scheme error", scheme, c.Input, u.Normalized, err)
-				}
-			}
-			continue
-		}
-		compared++
 		var mismatch string
 		switch {
-		case c.Failure && err == nil:
-			mismatch = fmt.Sprintf("WHATWG fails, DHSI parsed host %q", u.Host)
-		case !c.Failure && err != nil:
-			mismatch = fmt.Sprintf("WHATWG host %q, DHSI error %v", deref(c.Hostname), err)
-		case !c.Failure && (u.Host != deref(c.Hostname) || u.Port != deref(c.Port)):
-			mismatch = fmt.Sprintf("WHATWG host %q port %q, DHSI host %q port %q", deref(c.Hostname), deref(c.Port), u.Host, u.Port)
-		case !c.Failure:
-			if p, q := dhsiPathQuery(deref(c.Pathname), deref(c.Search)); u.Path != p || u.Query != q {
-				mismatch = fmt.Sprintf("WHATWG path %q query %q (DHSI form %q, %q), DHSI path %q query %q",
-					deref(c.Pathname), deref(c.Search), p, q, u.Path, u.Query)
+		case scheme == "file":
+			file++
+			if r := ReasonOf(err); r != ReasonBadScheme {
+				t.Errorf("Parse(%q) = %q, %v; want a bad-scheme error (file: URLs are not indexed)", c.Input, u.Normalized, err)
+			}
+			continue
+		case !special && (noHostScheme(scheme) || !strings.HasPrefix(rest, "//")):
+			noAuthority++
+			if r := ReasonOf(err); r != ReasonNoAuthority {
+				t.Errorf("scheme %q: Parse(%q) = %q, %v; want a no-authority error", scheme, c.Input, u.Normalized, err)
+			}
+			continue
+		case special:
+			compared++
+			switch {
+			case c.Failure && err == nil:
+				mismatch = fmt.Sprintf("WHATWG fails, DHSI parsed host %q", u.Host)
+			case !c.Failure && err != nil:
+				mismatch = fmt.Sprintf("WHATWG host %q, DHSI error %v", deref(c.Hostname), err)
+			case !c.Failure && (u.Host != deref(c.Hostname) || u.Port != deref(c.Port)):
+				mismatch = fmt.Sprintf("WHATWG host %q port %q, DHSI host %q port %q", deref(c.Hostname), deref(c.Port), u.Host, u.Port)
+			case !c.Failure:
+				if p, q := dhsiPathQuery(deref(c.Pathname), deref(c.Search)); u.Path != p || u.Query != q {
+					mismatch = fmt.Sprintf("WHATWG path %q query %q (DHSI form %q, %q), DHSI path %q query %q",
+						deref(c.Pathname), deref(c.Search), p, q, u.Path, u.Query)
+				}
+			}
+		default:
+			otherCompared++
+			host, hostOK := whatwgAsDomainHost(n, deref(c.Hostname))
+			switch {
+			case c.Failure && err == nil:
+				mismatch = fmt.Sprintf("WHATWG fails, DHSI parsed host %q", u.Host)
+			case c.Failure:
+			case err != nil:
+				mismatch = fmt.Sprintf("WHATWG host %q, DHSI error %v", deref(c.Hostname), err)
+			case !hostOK || u.Host != host || u.Port != deref(c.Port):
+				mismatch = fmt.Sprintf("WHATWG host %q (as a domain %q, %v) port %q, DHSI host %q port %q", deref(c.Hostname), host, hostOK, deref(c.Port), u.Host, u.Port)
+			case u.Path != deref(c.Pathname) || u.Query != strings.TrimPrefix(deref(c.Search), "?"):
+				mismatch = fmt.Sprintf("WHATWG path %q query %q, DHSI path %q query %q", deref(c.Pathname), deref(c.Search), u.Path, u.Query)
+			case u.Host != deref(c.Hostname):
+				hostMapped++
 			}
 		}
 		reason, listed := whatwgSkip[c.Input]
@@ -149,10 +210,14 @@ func TestWHATWGURLs(t *testing.T) {
 			t.Errorf("%q: %s", c.Input, mismatch)
 		case mismatch == "" && listed:
 			t.Errorf("%q is on the skip-list (%s) but now agrees with WHATWG: remove it from whatwgSkip and docs/urlnorm.md", c.Input, reason)
-		case mismatch != "":
+		case mismatch != "" && special:
 			skipped++
-		default:
+		case mismatch != "":
+			otherSkipped++
+		case special:
 			agreed++
+		default:
+			otherAgreed++
 		}
 	}
 	for in := range whatwgSkip {
@@ -160,8 +225,10 @@ func TestWHATWGURLs(t *testing.T) {
 			t.Errorf("skip-list entry %q matches no compared case", in)
 		}
 	}
-	t.Logf("urltestdata.json: %d cases; %d compared (%d agree, %d on the skip-list); %d other schemes rejected as bad-scheme; %d relative references not run",
-		len(cases), compared, agreed, skipped, otherScheme, relative)
+	t.Logf("urltestdata.json: %d cases; special schemes: %d compared (%d agree, %d on the skip-list); "+
+		"other schemes with an authority: %d compared (%d agree, %d of them with the opaque host read as a domain; %d on the skip-list); "+
+		"%d file: URLs rejected as bad-scheme; %d other URLs without an authority rejected as no-authority; %d relative references not run",
+		len(cases), compared, agreed, skipped, otherCompared, otherAgreed, hostMapped, otherSkipped, file, noAuthority, relative)
 }
 
 func deref(s *string) string {

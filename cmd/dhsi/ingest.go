@@ -31,6 +31,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		format     = fs.String("format", "", "input format: list, csv, tsv, jsonl, cdx, cdxj, parquet (default: from each file's extension)")
 		pslFile    = fs.String("psl", "", "a public_suffix_list.dat to use instead of the embedded list")
 		icann      = fs.Bool("icann-only", false, "registered domains from the PSL's ICANN section only (as Common Crawl's url_host_registered_domain)")
+		strict     = fs.Bool("strict-suffix", false, "the rule before issue 17: index only http, https, ws, wss and ftp URLs (others: bad-scheme) and reject a host that is itself a public suffix (host-is-public-suffix); by default any scheme with a host is indexed, and a dotted public-suffix host such as freedesktop.org under itself, counted as flagged (docs/urlnorm.md)")
 		workDir    = fs.String("work-dir", "", "local scratch directory (default: a temporary directory)")
 		rowGroups  = fs.Int("row-group-rows", ingest.DefaultRowGroupRows, "rows per Parquet row group")
 		pageRows   = fs.Int("page-rows", ingest.DefaultPageRows, "rows per Parquet data page (the unit a first page of domain_urls decompresses and decodes)")
@@ -115,7 +116,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	cfg := urlnorm.Config{ICANNOnly: *icann}
+	cfg := urlnorm.Config{ICANNOnly: *icann, StrictSuffix: *strict}
 	if *pslFile != "" {
 		f, err := os.Open(*pslFile)
 		if err != nil {
@@ -243,6 +244,21 @@ func printSummary(w io.Writer, s ingest.Summary) {
 	}
 	if rejected > 0 {
 		fmt.Fprintf(w, "  rejects kept in %s\n", s.RejectsKey)
+	}
+	var flags []string
+	var flagged int64
+	for f, n := range s.Flagged {
+		flags = append(flags, f)
+		flagged += n
+	}
+	if flagged > 0 {
+		// indexed, but not under a registered domain: say so beside the
+		// rejects, which --strict-suffix would count them as
+		sort.Strings(flags)
+		fmt.Fprintf(w, "  flagged     %d (indexed, not rejected)\n", flagged)
+		for _, f := range flags {
+			fmt.Fprintf(w, "    %-24s %d\n", f, s.Flagged[f])
+		}
 	}
 	if s.Collisions > 0 {
 		fmt.Fprintf(w, "  url_id collisions: %d (recorded in index/%s/url_id_collisions.tsv)\n", s.Collisions, s.Version)
