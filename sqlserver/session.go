@@ -95,6 +95,12 @@ type prepared struct {
 	class     classified
 	duckSQL   string
 	stmt      *duckdb.Stmt // nil unless class.kind == kindDuck
+	// vars: the session's variables (syncedVariables) when stmt was
+	// prepared. DuckDB folds getvariable() into a plan when it binds it, so
+	// a statement kept across a SET would answer current_setting(),
+	// current_user or pg_settings as they were: openPortal prepares it
+	// again when they changed.
+	vars string
 	paramOIDs []uint32
 	paramDuck []duckdb.Type // DuckDB's parameter types (kindDuck)
 	// nullUnsafe: parameter numbers ($n) that are arguments of a
@@ -752,7 +758,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		if err != nil {
 			return nil, err
 		}
-		p.stmt = stmt.(*duckdb.Stmt)
+		p.stmt, p.vars = stmt.(*duckdb.Stmt), s.syncedVariables
 		shape, err := s.shapeStatement(ctx, p.stmt, duckToks)
 		if err != nil {
 			p.stmt.Close()
@@ -1078,6 +1084,15 @@ func (s *session) runDuck(ctx context.Context, pt *portal, maxRows int64) error 
 // leaves its result open on pt.rows for sendRows.
 func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	p := pt.stmt
+	if !p.busy && p.vars != s.syncedVariables {
+		// the variables changed since the plan was bound (prepared.vars)
+		st, err := s.duck.PrepareContext(ctx, p.duckSQL)
+		if err != nil {
+			return false, err
+		}
+		p.stmt.Close()
+		p.stmt, p.vars = st.(*duckdb.Stmt), s.syncedVariables
+	}
 	stmt := p.stmt
 	if p.busy { // another portal holds a result on the shared statement
 		st, err := s.duck.PrepareContext(ctx, p.duckSQL)

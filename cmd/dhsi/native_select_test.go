@@ -130,14 +130,20 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 				t.Fatalf("%s: %v", set, err)
 			}
 		}
-		// by the simple protocol: a statement pgx keeps prepared is a kept
-		// DuckDB plan, which folded the session's variables when it was
-		// bound (the native path reads them at every execution)
-		for _, q := range []string{"SELECT current_schema()", "SELECT current_setting('search_path')"} {
-			simple := []any{pgx.QueryExecModeSimpleProtocol}
-			if got, want := answer(native, q, simple, true), answer(duck, q, simple, true); got != want {
+		// the statements pgx keeps prepared too: DuckDB folded the session's
+		// variables into their plans (sqlserver prepared.vars)
+		for _, q := range []string{"SELECT current_schema()", "SELECT current_setting('search_path')", "SELECT current_setting('search_path') || ''",
+			"SELECT setting FROM pg_settings WHERE name = 'search_path'"} {
+			if got, want := answer(native, q, nil, true), answer(duck, q, nil, true); got != want {
 				t.Fatalf("after %s, %s:\nnative %q\nDuckDB %q", set, q, got, want)
 			}
+		}
+		var shown, kept string
+		if err := duck.QueryRow(ctx, "SHOW search_path").Scan(&shown); err != nil {
+			t.Fatal(err)
+		}
+		if err := duck.QueryRow(ctx, "SELECT current_setting('search_path') || ''").Scan(&kept); err != nil || kept != shown {
+			t.Fatalf("after %s a kept DuckDB statement answers search_path %q (%v), SHOW %q", set, kept, err, shown)
 		}
 	}
 	// pg_backend_pid differs between the servers: compare the native answer
