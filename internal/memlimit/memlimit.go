@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,27 +29,71 @@ const Reserve = 96 << 20
 const Minimum = 256 << 20
 
 // Machine reports the memory this process may use: the smaller of the
-// machine's RAM (/proc/meminfo MemTotal) and its cgroup's limit (a
-// container's memory.max), with where the figure came from.
+// machine's RAM (/proc/meminfo MemTotal) and the memory limit of its cgroup
+// or any ancestor (a container's memory.max, cgroup v2, or
+// memory.limit_in_bytes, v1), with where the figure came from.
 func Machine() (int64, string, error) {
 	ram, err := memTotal("/proc/meminfo")
 	if err != nil {
 		return 0, "", err
 	}
-	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "max" {
-			continue
-		}
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 && n < ram {
-			return n, "the cgroup's limit (" + f + ")", nil
-		}
+	if n, file := cgroupLimit("/proc/self/cgroup", "/sys/fs/cgroup"); n > 0 && n < ram {
+		return n, "the cgroup's limit (" + file + ")", nil
 	}
 	return ram, "RAM", nil
+}
+
+// cgroupLimit is the smallest memory limit on the path from this process's
+// cgroup up to the root of the hierarchy mounted at root, and the file it
+// came from (0, "": none). /proc/self/cgroup names the cgroup: "0::/path"
+// (v2, files under root) or "N:memory:/path" (v1, under root/memory).
+func cgroupLimit(self, root string) (int64, string) {
+	b, err := os.ReadFile(self)
+	if err != nil {
+		return 0, ""
+	}
+	var best int64
+	var from string
+	consider := func(file string) {
+		v, err := os.ReadFile(file)
+		if err != nil {
+			return
+		}
+		t := strings.TrimSpace(string(v))
+		n, err := strconv.ParseInt(t, 10, 64)
+		// "max" (v2) and v1's page-rounded 2^63 mean no limit
+		if err != nil || n <= 0 || n >= 1<<62 {
+			return
+		}
+		if best == 0 || n < best {
+			best, from = n, file
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var dir, file string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			dir, file = root, "memory.max"
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			dir, file = filepath.Join(root, "memory"), "memory.limit_in_bytes"
+		default:
+			continue
+		}
+		// the process's own cgroup and its ancestors; inside a cgroup
+		// namespace the path may not exist under the mount, whose root
+		// is then the process's cgroup
+		for p := filepath.Clean("/" + parts[2]); ; p = filepath.Dir(p) {
+			consider(filepath.Join(dir, p, file))
+			if p == "/" {
+				break
+			}
+		}
+	}
+	return best, from
 }
 
 func memTotal(path string) (int64, error) {

@@ -1,6 +1,8 @@
 package memlimit
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -72,5 +74,43 @@ func TestMachine(t *testing.T) {
 	}
 	if n < 64<<20 || from == "" {
 		t.Errorf("Machine() = %d from %q", n, from)
+	}
+}
+
+// TestCgroupLimit: the smallest limit from the process's cgroup up to the
+// root counts, in cgroup v1 and v2 layouts; "max" and v1's unlimited
+// 2^63-page value are no limit.
+func TestCgroupLimit(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	self := filepath.Join(root, "self")
+	// v1: the memory controller's hierarchy, a limit on the parent
+	write(self, "9:name=systemd:/\n4:memory:/jobs/pi\n0::/\n")
+	write(filepath.Join(root, "memory/memory.limit_in_bytes"), "9223372036854771712\n")
+	write(filepath.Join(root, "memory/jobs/memory.limit_in_bytes"), "2147483648\n")
+	write(filepath.Join(root, "memory/jobs/pi/memory.limit_in_bytes"), "9223372036854771712\n")
+	if n, from := cgroupLimit(self, root); n != 2<<30 || !strings.HasSuffix(from, "memory/jobs/memory.limit_in_bytes") {
+		t.Errorf("v1: %d from %q", n, from)
+	}
+	// v2: memory.max on the unified hierarchy
+	root2 := t.TempDir()
+	self2 := filepath.Join(root2, "self")
+	write(self2, "0::/user.slice/app\n")
+	write(filepath.Join(root2, "user.slice/memory.max"), "max\n")
+	write(filepath.Join(root2, "user.slice/app/memory.max"), "1073741824\n")
+	if n, _ := cgroupLimit(self2, root2); n != 1<<30 {
+		t.Errorf("v2: %d", n)
+	}
+	write(filepath.Join(root2, "user.slice/app/memory.max"), "max\n")
+	if n, _ := cgroupLimit(self2, root2); n != 0 {
+		t.Errorf("v2 without a limit: %d", n)
 	}
 }
