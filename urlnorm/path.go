@@ -32,16 +32,7 @@ func appendPath(dst []byte, p string) []byte {
 			seg, last := p[:end], end == len(p)
 			switch {
 			case isDoubleDot(seg):
-				// Pop the last segment: each is stored as "/seg".
-				for len(dst) > start && dst[len(dst)-1] != '/' {
-					dst = dst[:len(dst)-1]
-				}
-				if len(dst) > start {
-					dst = dst[:len(dst)-1]
-				}
-				if last {
-					dst = append(dst, '/')
-				}
+				dst = popSegment(dst, start, last)
 			case isSingleDot(seg):
 				if last {
 					dst = append(dst, '/')
@@ -102,15 +93,7 @@ func appendNonSpecialPath(dst []byte, p string) []byte {
 		seg := p[:end]
 		switch {
 		case isDoubleDot(seg):
-			for len(dst) > start && dst[len(dst)-1] != '/' {
-				dst = dst[:len(dst)-1]
-			}
-			if len(dst) > start {
-				dst = dst[:len(dst)-1]
-			}
-			if last {
-				dst = append(dst, '/')
-			}
+			dst = popSegment(dst, start, last)
 		case isSingleDot(seg):
 			if last {
 				dst = append(dst, '/')
@@ -303,4 +286,20 @@ func pairKey(p []byte) []byte {
 		}
 	}
 	return p
+}
+
+// popSegment applies ".." to a path written from start: it drops the last
+// segment (each is stored as "/seg"), and a ".." that ends the path leaves
+// its directory's slash.
+func popSegment(dst []byte, start int, last bool) []byte {
+	for len(dst) > start && dst[len(dst)-1] != '/' {
+		dst = dst[:len(dst)-1]
+	}
+	if len(dst) > start {
+		dst = dst[:len(dst)-1]
+	}
+	if last {
+		dst = append(dst, '/')
+	}
+	return dst
 }
