@@ -17,6 +17,7 @@ import (
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
+	"github.com/dhsi/dhsi/tableschema"
 )
 
 // countingStore counts the GETs of shard objects.
@@ -311,22 +312,13 @@ func TestSchemaTypeChangeRetypesTheViews(t *testing.T) {
 	if !ok {
 		t.Fatal("the default schema has no native lookup")
 	}
-	pkg, etag, err := LoadPackageVersion(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range pkg.Resources[0].Schema.Fields {
-		if f.Name == "scraper_version" {
-			pkg.Resources[0].Schema.Fields[i].Type = "string"
+	editSchema(t, st, func(sch *tableschema.Schema) {
+		for i, f := range sch.Fields {
+			if f.Name == "scraper_version" {
+				sch.Fields[i].Type = "string"
+			}
 		}
-	}
-	body, err := json.Marshal(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Put(ctx, compiler.SchemaKey, strings.NewReader(string(body)), store.Cond{IfMatch: etag}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if err := d.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -355,18 +347,7 @@ func TestSchemaMissingValuesAreNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg, etag, err := LoadPackageVersion(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg.Resources[0].Schema.MissingValues = []string{"", "NA"}
-	body, err := json.Marshal(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Put(ctx, compiler.SchemaKey, strings.NewReader(string(body)), store.Cond{IfMatch: etag}); err != nil {
-		t.Fatal(err)
-	}
+	editSchema(t, st, func(sch *tableschema.Schema) { sch.MissingValues = []string{"", "NA"} })
 	const d = "missing.example"
 	key := compiler.ShardKey(shard.Default().Of(d))
 	if _, err := st.Put(ctx, key, strings.NewReader(testHeader+d+"␟NA␟NA␟2024-01-01T00:00:00Z␟␞"), store.Cond{}); err != nil {
@@ -406,5 +387,24 @@ func TestSchemaMissingValuesAreNull(t *testing.T) {
 		if (c.Name == "company_name" || c.Name == "scraper_version") && rows[0][i] != nil {
 			t.Errorf("native lookup: %s = %#v, want nil", c.Name, rows[0][i])
 		}
+	}
+}
+
+// editSchema changes the store's datapackage.json schema in place (a
+// conditional write on the version read).
+func editSchema(t *testing.T, st store.Store, edit func(*tableschema.Schema)) {
+	t.Helper()
+	ctx := context.Background()
+	pkg, etag, err := LoadPackageVersion(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(pkg.Resources[0].Schema)
+	body, err := json.Marshal(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, compiler.SchemaKey, strings.NewReader(string(body)), store.Cond{IfMatch: etag}); err != nil {
+		t.Fatal(err)
 	}
 }
