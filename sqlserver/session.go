@@ -91,16 +91,16 @@ type session struct {
 // prepared is a parsed statement: either a DuckDB prepared statement or one
 // the session answers itself.
 type prepared struct {
-	name      string
-	class     classified
-	duckSQL   string
-	stmt      *duckdb.Stmt // nil unless class.kind == kindDuck
+	name    string
+	class   classified
+	duckSQL string
+	stmt    *duckdb.Stmt // nil unless class.kind == kindDuck
 	// vars: the session's variables (syncedVariables) when stmt was
 	// prepared. DuckDB folds getvariable() into a plan when it binds it, so
 	// a statement kept across a SET would answer current_setting(),
 	// current_user or pg_settings as they were: openPortal prepares it
 	// again when they changed.
-	vars string
+	vars      string
 	paramOIDs []uint32
 	paramDuck []duckdb.Type // DuckDB's parameter types (kindDuck)
 	// nullUnsafe: parameter numbers ($n) that are arguments of a
