@@ -389,3 +389,28 @@ func (r *Reader) Verify() error {
 	}
 	return nil
 }
+
+// Membership is the domain → datasets direction the file is the transpose
+// of: a *dtdr.Reader satisfies it.
+type Membership interface {
+	Len() uint64
+	Get(domainID uint64) (*roaring.Bitmap, error)
+}
+
+// Transpose writes the dataset→domains file of a membership file (S5), one
+// entry per id of registry: the bytes an ingest writes for the same
+// version, since both go through a Transposer. It reads every domain's
+// bitmap once.
+func Transpose(w io.Writer, m Membership, registry []uint32) error {
+	t := NewTransposer(m.Len())
+	for d := uint64(0); d < m.Len(); d++ {
+		bm, err := m.Get(d)
+		if err != nil {
+			return err
+		}
+		if err := t.Add(d, bm); err != nil {
+			return err
+		}
+	}
+	return t.Write(w, registry)
+}
