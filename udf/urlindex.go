@@ -18,6 +18,8 @@ import (
 //
 //	domain_datasets(domain)                          → dataset_id, dataset, url_count
 //	domain_urls(domain, dataset_id, offset, limit)   → url_id, url, ts
+//	dataset_domains(dataset_id)                      → domain, url_count (reverse.go)
+//	dataset_domains_set(a, op, b)                    → domain, url_count_a, url_count_b
 //	dhsi_datasets()                                  → the dataset registry (view "datasets")
 //
 // Each call pins the current snapshot once (M4), so a manifest flip during a
@@ -56,7 +58,12 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 	// the two lookups: DuckDB's table functions answer any SQL around them,
 	// and run the same Run as the server's native path (f.Native)
 	fns := map[string]duckdb.ChunkTableFunction{}
+	streamed := f.reverseNative() // their results can be millions of rows
 	for name, nf := range f.Native() {
+		if _, ok := streamed[name]; ok {
+			fns[name] = f.reverseTableFunction(nf, t)
+			continue
+		}
 		var argTypes []duckdb.TypeInfo
 		for _, a := range nf.Args {
 			argTypes = append(argTypes, t(a))
@@ -140,7 +147,8 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 	return nil
 }
 
-// Native returns domain_datasets and domain_urls as the server answers them
+// Native returns domain_datasets, domain_urls, dataset_domains and
+// dataset_domains_set as the server answers them
 // without DuckDB (sqlserver.NativeFunction): their one statement of
 // arguments and result columns, which RegisterURLIndex registers in DuckDB
 // too.
@@ -150,7 +158,7 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 // the same rows (sqlserver.NativeValues), so the two paths always answer
 // alike.
 func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
-	return map[string]sqlserver.NativeFunction{
+	out := map[string]sqlserver.NativeFunction{
 		"domain_datasets": {
 			Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
 			Columns: domainDatasetsColumns,
@@ -164,6 +172,10 @@ func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 			Rows:    f.domainURLs,
 		},
 	}
+	for name, nf := range f.reverseNative() {
+		out[name] = nf
+	}
+	return out
 }
 
 var (
