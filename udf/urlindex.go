@@ -55,10 +55,12 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 	}
 	varchar, integer, bigint := t(duckdb.TYPE_VARCHAR), t(duckdb.TYPE_INTEGER), t(duckdb.TYPE_BIGINT)
 
-	// the two lookups: DuckDB's table functions answer any SQL around them,
-	// and run the same Run as the server's native path (f.Native)
+	// the lookups: DuckDB's table functions answer any SQL around them,
+	// and run the same Run as the server's native path (f.Native); the
+	// reverse lookups stream instead, as their results can be millions of
+	// rows (reverse.go)
 	fns := map[string]duckdb.ChunkTableFunction{}
-	streamed := f.reverseNative() // their results can be millions of rows
+	streamed := f.reverseNative()
 	for name, nf := range f.Native() {
 		if _, ok := streamed[name]; ok {
 			fns[name] = f.reverseTableFunction(nf, t)
