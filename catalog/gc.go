@@ -113,6 +113,9 @@ func versionObjects(ctx context.Context, st store.Store, v Version) ([]string, e
 	if v.SourcesJSON != "" {
 		keys = append(keys, v.SourcesJSON)
 	}
+	if v.DatasetToDomainsRoar != "" {
+		keys = append(keys, v.DatasetToDomainsRoar)
+	}
 	for _, p := range v.Postings {
 		keys = append(keys, p.Idx, p.Dat)
 	}

@@ -84,6 +84,10 @@ type Version struct {
 	// Files of this version, relative to the store root.
 	DomainsDict string `json:"domains_dict"`
 	D2DRoar     string `json:"d2d_roar"`
+	// DatasetToDomainsRoar is the reverse of D2DRoar, each dataset's
+	// domains (docs/format/dsdr.md). Empty in versions written before it:
+	// readers transpose D2DRoar instead.
+	DatasetToDomainsRoar string `json:"dataset_to_domains_roar,omitempty"`
 	// Postings lists every shard's files; a shard a publish did not touch
 	// points at the files of the version that wrote it (reuse by reference).
 	Postings     []PostingsShard `json:"postings"`

@@ -110,6 +110,7 @@ type Snapshot struct {
 	dict     *domaindict.Dict
 	shards   []*postings.Reader
 	files    map[uint32]files.File
+	reverse  reverseIndex // each dataset's domains (reverse.go)
 	x        *URLIndex
 }
 
@@ -184,6 +185,9 @@ func (x *URLIndex) open(ctx context.Context, v Version) (*Snapshot, error) {
 			return nil, fmt.Errorf("postings shard %d: %w", p.Shard, err)
 		}
 		s.shards = append(s.shards, r)
+	}
+	if err := s.openReverse(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/index/domaindict"
+	"github.com/dhsi/dhsi/index/dsdr"
 	"github.com/dhsi/dhsi/index/dtdr"
 	"github.com/dhsi/dhsi/index/files"
 	"github.com/dhsi/dhsi/index/postings"
@@ -671,6 +672,22 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 	if err := dw.Close(); err != nil {
 		return catalog.Version{}, err
 	}
+	// and the reverse, each dataset's domains (docs/format/dsdr.md): the
+	// same bitmaps transposed, so the two files agree (S5)
+	tr := dsdr.NewTransposer(uint64(len(merged)))
+	for id, bm := range bitmaps {
+		if err := tr.Add(uint64(id), bm); err != nil {
+			return catalog.Version{}, err
+		}
+	}
+	registry := make([]uint32, 0, len(datasets.Datasets))
+	for _, d := range datasets.Datasets {
+		registry = append(registry, d.ID)
+	}
+	var ds2dBuf bytes.Buffer
+	if err := tr.Write(&ds2dBuf, registry); err != nil {
+		return catalog.Version{}, fmt.Errorf("dataset→domains: %w", err)
+	}
 
 	// postings: the batch's entries per shard, merged into the previous
 	// shard; untouched shards are reused by reference
@@ -689,7 +706,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 		Version: version, Parent: prev.version.Version, CreatedAt: time.Now().UTC(),
 		PSLVersion: o.Normalizer.ListVersion(), PSLMode: pslMode(o.Normalizer), PostingsShards: nShards,
 		Domains: int64(len(merged)), Datasets: len(datasets.Datasets),
-		DomainsDict: dir + "domains.dict", D2DRoar: dir + "domain_to_datasets.roar",
+		DomainsDict: dir + "domains.dict", D2DRoar: dir + "domain_to_datasets.roar", DatasetToDomainsRoar: dir + "dataset_to_domains.roar",
 		FilesTSV: dir + "files.tsv", DatasetsJSON: dir + "datasets.json", SourcesJSON: dir + "sources.json",
 		ParquetRoot: "urls/", DomainListHash: listHash,
 	}
@@ -743,7 +760,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 		key  string
 		body []byte
 	}{
-		{v.DomainsDict, dictBuf.Bytes()}, {v.D2DRoar, d2dBuf.Bytes()}, {v.FilesTSV, fbuf.Bytes()},
+		{v.DomainsDict, dictBuf.Bytes()}, {v.D2DRoar, d2dBuf.Bytes()}, {v.DatasetToDomainsRoar, ds2dBuf.Bytes()}, {v.FilesTSV, fbuf.Bytes()},
 		{v.DatasetsJSON, dsJSON}, {v.SourcesJSON, srcJSON},
 	}
 	putErrs := make([]error, len(finals))

@@ -47,6 +47,16 @@ func TestGCKeepsWhatTheKeptVersionsNeed(t *testing.T) {
 				}
 			}
 		}
+		// the reverse file is the kept version's too (a server would
+		// rebuild a missing one in memory: look at the store itself)
+		if _, err := st.Head(ctx, snap.Version.DatasetToDomainsRoar); snap.Version.DatasetToDomainsRoar == "" || err != nil {
+			t.Fatalf("after gc, the dataset→domains file %q: %v", snap.Version.DatasetToDomainsRoar, err)
+		}
+		for _, ds := range snap.Datasets.Datasets {
+			if bm, ok, err := snap.DatasetDomainIDs(ctx, ds.ID); err != nil || !ok || int64(bm.GetCardinality()) != ds.Domains {
+				t.Fatalf("after gc, dataset %s: %v %v, want %d domains", ds.Name, ok, err, ds.Domains)
+			}
+		}
 	})
 }
 

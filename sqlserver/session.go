@@ -759,7 +759,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			return nil, err
 		}
 		p.stmt, p.vars = stmt.(*duckdb.Stmt), s.syncedVariables
-		shape, err := s.shapeStatement(ctx, p.stmt, duckToks)
+		shape, err := s.shapeStatement(ctx, p.stmt, duckToks, p.argOIDs)
 		if err != nil {
 			p.stmt.Close()
 			return nil, err
@@ -790,8 +790,9 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 // with every parameter replaced by a placeholder binds the function and reveals its
 // columns (binding has no side effects: DHSI's table functions do their work
 // when executed). nil means stmt describes itself. toks are the tokens stmt
-// was prepared from.
-func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, toks []pgsql.Token) (*duckdb.Stmt, error) {
+// was prepared from; argOIDs types the parameters that are arguments of
+// DHSI's table functions (Config.TableFunctionArgs).
+func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, toks []pgsql.Token, argOIDs map[int]uint32) (*duckdb.Stmt, error) {
 	if stmt.NumInput() == 0 {
 		return nil, nil
 	}
@@ -804,9 +805,16 @@ func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, toks []
 	subst := make([]pgsql.Token, len(toks))
 	for i, t := range toks {
 		if t.Kind == pgsql.Param {
-			// '0' casts to every argument type DHSI's functions take, and is
-			// not NULL (see Config.NullUnsafeFunctions)
-			t = pgsql.Token{Kind: pgsql.String, Text: "'0'", Pos: t.Pos}
+			// not NULL (see Config.NullUnsafeFunctions); '0' for text, and 0
+			// for an integer argument: DuckDB casts no string literal to a
+			// table function's INTEGER (domain_urls' dataset_id)
+			n, _ := strconv.Atoi(t.Text[1:])
+			switch argOIDs[n] {
+			case oidInt4, oidInt8:
+				t = pgsql.Token{Kind: pgsql.Number, Text: "0", Pos: t.Pos}
+			default:
+				t = pgsql.Token{Kind: pgsql.String, Text: "'0'", Pos: t.Pos}
+			}
 		}
 		subst[i] = t
 	}

@@ -18,6 +18,8 @@ import (
 //
 //	domain_datasets(domain)                          → dataset_id, dataset, url_count
 //	domain_urls(domain, dataset_id, offset, limit)   → url_id, url, ts
+//	dataset_domains(dataset_id)                      → domain, url_count (reverse.go)
+//	dataset_domains_set(a, op, b)                    → domain, url_count_a, url_count_b
 //	dhsi_datasets()                                  → the dataset registry (view "datasets")
 //
 // Each call pins the current snapshot once (M4), so a manifest flip during a
@@ -53,10 +55,17 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 	}
 	varchar, integer, bigint := t(duckdb.TYPE_VARCHAR), t(duckdb.TYPE_INTEGER), t(duckdb.TYPE_BIGINT)
 
-	// the two lookups: DuckDB's table functions answer any SQL around them,
-	// and run the same Run as the server's native path (f.Native)
+	// the lookups: DuckDB's table functions answer any SQL around them,
+	// and run the same Run as the server's native path (f.Native); the
+	// reverse lookups stream instead, as their results can be millions of
+	// rows (reverse.go)
 	fns := map[string]duckdb.ChunkTableFunction{}
+	streamed := f.reverseNative()
 	for name, nf := range f.Native() {
+		if _, ok := streamed[name]; ok {
+			fns[name] = f.reverseTableFunction(nf, t)
+			continue
+		}
 		var argTypes []duckdb.TypeInfo
 		for _, a := range nf.Args {
 			argTypes = append(argTypes, t(a))
@@ -140,7 +149,8 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 	return nil
 }
 
-// Native returns domain_datasets and domain_urls as the server answers them
+// Native returns domain_datasets, domain_urls, dataset_domains and
+// dataset_domains_set as the server answers them
 // without DuckDB (sqlserver.NativeFunction): their one statement of
 // arguments and result columns, which RegisterURLIndex registers in DuckDB
 // too.
@@ -150,7 +160,7 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 // the same rows (sqlserver.NativeValues), so the two paths always answer
 // alike.
 func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
-	return map[string]sqlserver.NativeFunction{
+	out := map[string]sqlserver.NativeFunction{
 		"domain_datasets": {
 			Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
 			Columns: domainDatasetsColumns,
@@ -164,6 +174,10 @@ func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 			Rows:    f.domainURLs,
 		},
 	}
+	for name, nf := range f.reverseNative() {
+		out[name] = nf
+	}
+	return out
 }
 
 var (

@@ -7,7 +7,7 @@
 // What is checked, per kept index version:
 //
 //	V1. Every object the version references exists (domains dictionary,
-//	    domain→datasets bitmaps, postings, files.tsv, datasets.json,
+//	    domain→datasets bitmaps and their reverse, postings, files.tsv, datasets.json,
 //	    sources.json, every Parquet file of files.tsv).
 //	V2. The dictionary opens (its CRCs) and its list hash and size are the
 //	    manifest's; the bitmaps and every postings shard pass their own
@@ -18,6 +18,10 @@
 //	    all files equal the manifest's urls, and so do all entries' counts.
 //	V4. With Deep, every Parquet file is read whole by DuckDB, and its row
 //	    groups and rows are those files.tsv records.
+//	V5. A version's dataset→domains file (absent in versions written before
+//	    it) passes its own Verify, has one entry per dataset of
+//	    datasets.json holding as many domains as the registry says, and is
+//	    the transpose of the domain→datasets bitmaps (dsdr S5).
 //
 // And for the domain records: every shard parses under the schema and its
 // records pass the schema's checks (problems); inbox and batch objects the
@@ -37,12 +41,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	_ "github.com/duckdb/duckdb-go/v2" // DuckDB reads Parquet for Deep
 
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/index/domaindict"
+	"github.com/dhsi/dhsi/index/dsdr"
 	"github.com/dhsi/dhsi/index/dtdr"
 	"github.com/dhsi/dhsi/index/files"
 	"github.com/dhsi/dhsi/index/postings"
@@ -145,6 +151,67 @@ func Run(ctx context.Context, st store.Store, opt Options) (Report, error) {
 	return r.rep, nil
 }
 
+// reverse checks the dataset→domains file (V5): its CRCs and structure,
+// and that it is the transpose of the membership file (dsdr S5) with one
+// entry per dataset of the registry (S1), each holding as many domains as
+// the registry counts.
+func (r *run) reverse(v catalog.Version, membership *dtdr.Reader, registry *catalog.Datasets) {
+	key := v.DatasetToDomainsRoar
+	b := r.read(key, "dataset→domains bitmaps")
+	if b == nil {
+		return
+	}
+	rd, err := dsdr.Open(bytes.NewReader(b), int64(len(b)))
+	if err == nil {
+		err = rd.Verify()
+	}
+	if err != nil {
+		r.problem(key, "%v", err)
+		return
+	}
+	if membership == nil || registry == nil {
+		return // their own problems are reported
+	}
+	var ids []uint32
+	for _, d := range registry.Datasets {
+		ids = append(ids, d.ID)
+	}
+	slices.Sort(ids)
+	if got := rd.Datasets(); !slices.Equal(got, ids) {
+		r.problem(key, "datasets %v, %s has %v", got, v.DatasetsJSON, ids)
+		return
+	}
+	if rd.Len() != membership.Len() {
+		r.problem(key, "%d domains, %s has %d", rd.Len(), v.D2DRoar, membership.Len())
+		return
+	}
+	var want bytes.Buffer
+	if err := dsdr.Transpose(&want, membership, ids); err != nil {
+		r.problem(v.D2DRoar, "%v", err)
+		return
+	}
+	tr, err := dsdr.Open(bytes.NewReader(want.Bytes()), int64(want.Len()))
+	if err != nil {
+		r.problem(v.D2DRoar, "transposed: %v", err)
+		return
+	}
+	for _, d := range registry.Datasets {
+		got, _, err1 := rd.Get(d.ID)
+		w, _, err2 := tr.Get(d.ID)
+		if err := errors.Join(err1, err2); err != nil {
+			r.problem(key, "dataset %d: %v", d.ID, err)
+			return
+		}
+		if !got.Equals(w) {
+			r.problem(key, "dataset %d holds %d domains, %s says %d (%d differ): not the transpose", d.ID, got.GetCardinality(), v.D2DRoar, w.GetCardinality(), roaring.Xor(got, w).GetCardinality())
+			return
+		}
+		if int64(got.GetCardinality()) != d.Domains {
+			r.problem(key, "dataset %d holds %d domains, %s says %d", d.ID, got.GetCardinality(), v.DatasetsJSON, d.Domains)
+		}
+	}
+}
+
 func (r *run) version(v catalog.Version) {
 	// V1, V2: the dictionary
 	var nDomains uint64
@@ -162,6 +229,7 @@ func (r *run) version(v catalog.Version) {
 			nDomains, dictOK = d.Len(), true
 		}
 	}
+	var membership *dtdr.Reader
 	if b := r.read(v.D2DRoar, "domain→datasets bitmaps"); b != nil {
 		d, err := dtdr.Open(bytes.NewReader(b), int64(len(b)))
 		if err == nil {
@@ -171,9 +239,20 @@ func (r *run) version(v catalog.Version) {
 			r.problem(v.D2DRoar, "%v", err)
 		} else if dictOK && d.Len() != nDomains {
 			r.problem(v.D2DRoar, "%d domains, the dictionary has %d", d.Len(), nDomains)
+		} else {
+			membership = d
 		}
 	}
-	r.read(v.DatasetsJSON, "datasets")
+	var registry *catalog.Datasets
+	if b := r.read(v.DatasetsJSON, "datasets"); b != nil {
+		var err error
+		if registry, err = catalog.ParseDatasets(b); err != nil {
+			r.problem(v.DatasetsJSON, "%v", err)
+		}
+	}
+	if v.DatasetToDomainsRoar != "" { // V5 (versions before it have none)
+		r.reverse(v, membership, registry)
+	}
 	if v.SourcesJSON != "" {
 		r.read(v.SourcesJSON, "ingested inputs")
 	}

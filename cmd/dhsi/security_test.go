@@ -202,6 +202,8 @@ func TestSecurityBypassSuite(t *testing.T) {
 		"lakefile":         filepath.Join(s.store, "urls", "bypass-suite.csv"),
 		"domain":           "shared.example",
 		"secret_id":        strconv.Itoa(int(s.ids["secret"])),
+		"open_id":          strconv.Itoa(int(s.ids["open"])),
+		"team_id":          strconv.Itoa(int(s.ids["team"])),
 		"visible_datasets": "2", // rita sees open and team
 		"tmp":              tmp,
 	}

@@ -179,6 +179,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				"domain_datasets":      {sqlserver.OIDText},
 				records.LookupFunction: {sqlserver.OIDText},
 				"domain_urls":          {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
+				"dataset_domains":      {sqlserver.OIDInt4},
+				"dataset_domains_set":  {sqlserver.OIDInt4, sqlserver.OIDText, sqlserver.OIDInt4},
 				"compact_shard":        {sqlserver.OIDText},
 				"reshard":              {sqlserver.OIDInt4},
 				"inbox_put":            {sqlserver.OIDText, sqlserver.OIDText},

@@ -5,16 +5,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPreviousReleaseStore is issue 18 §5: a store written by the previous
 // release (testdata/stores/previous-release, made by commit 4846878) is
 // served and extended by this one: its separated-form shards and inbox
-// object, its index version, then new records (batch objects), a
-// compaction that rewrites its shards, and a new ingest; dhsi verify finds
-// nothing wrong before or after.
+// object, its index version (whose missing dataset_to_domains.roar the
+// server builds in memory for dataset_domains), then new records (batch
+// objects), a compaction that rewrites its shards, and a new ingest; dhsi
+// verify finds nothing wrong before or after.
 func TestPreviousReleaseStore(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "store")
@@ -30,7 +33,8 @@ func TestPreviousReleaseStore(t *testing.T) {
 	}
 	verifyOK("as the previous release left it")
 
-	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
+	log := &syncBuffer{}
+	c := connect(t, startServeLogging(t, log, "--store", dir, "--refresh-interval", "100ms", "--log-level", "info"))
 	type rec struct {
 		name string
 		ver  int64
@@ -63,6 +67,26 @@ func TestPreviousReleaseStore(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT sum(urls)::BIGINT FROM datasets").Scan(&urls); err != nil || urls != 52 {
 		t.Fatalf("datasets of the old index: %d URLs, %v", urls, err)
 	}
+	// its version has no dataset_to_domains.roar: the server transposes
+	// the membership file, and answers as domain_datasets does
+	reverseAgrees := func(when string) {
+		t.Helper()
+		m, ids := bruteForceMembership(t, c)
+		for _, id := range ids {
+			got, err := reverseRows(t, c, "SELECT * FROM dataset_domains($1)", id)
+			if want := m.expectDomains(id); err != nil || !slices.Equal(got, want) || len(want) == 0 {
+				t.Fatalf("dataset_domains(%d) %s: %v %v, want %v", id, when, got, err, want)
+			}
+			got, err = reverseRows(t, c, "SELECT * FROM dataset_domains_set($1, 'or', $2)", id, ids[0])
+			if want := m.expectSet(id, "or", ids[0]); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("dataset_domains_set(%d, 'or', %d) %s: %v %v, want %v", id, ids[0], when, got, err, want)
+			}
+		}
+	}
+	reverseAgrees("on the old index")
+	if !strings.Contains(log.String(), "built each dataset's domains in memory from the membership file") {
+		t.Errorf("the server did not say it built the old version's reverse in memory:\n%s", log.String())
+	}
 
 	// extend it with this release
 	file := filepath.Join(t.TempDir(), "more.usv")
@@ -80,6 +104,12 @@ func TestPreviousReleaseStore(t *testing.T) {
 	if code := run(ctx, []string{"ingest", "--store", dir, "--dataset", "more", list}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("ingest exit %d", code)
 	}
+	for deadline := time.Now().Add(20 * time.Second); one[int64](t, c, "SELECT count(*) FROM datasets") < 2; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the new dataset is not served 20s after its ingest")
+		}
+	}
+	reverseAgrees("after this release's ingest")
 	want["example.org"] = rec{"Org Two", 4}
 	want["example.info"] = rec{"Info", 1}
 	got := records()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/index/dsdr"
 	"github.com/dhsi/dhsi/index/files"
 	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/shard"
@@ -90,6 +91,36 @@ func TestVerifyFindsDamage(t *testing.T) {
 	}{
 		{"a bit flip in the domain dictionary", cur.DomainsDict, middle, false, ""},
 		{"a truncated domain→datasets file", cur.D2DRoar, truncate, false, ""},
+		{"a bit flip in the dataset→domains file", cur.DatasetToDomainsRoar, middle, false, ""},
+		{"a dataset→domains file of another version", cur.DatasetToDomainsRoar, func([]byte) []byte {
+			b, err := os.ReadFile(filepath.Join(sound, m.Versions[0].DatasetToDomainsRoar))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}, false, "datasets.json has"},
+		{"a sound dataset→domains file that lacks one domain of a dataset", cur.DatasetToDomainsRoar, func(b []byte) []byte {
+			r, err := dsdr.Open(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			w := dsdr.NewWriter(&out, r.Len())
+			for i, ds := range r.Datasets() {
+				bm, _, err := r.Get(ds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == len(r.Datasets())-1 {
+					bm.Remove(bm.Minimum())
+				}
+				w.Add(ds, bm)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return out.Bytes()
+		}, false, "not the transpose"},
 		{"a bit flip in a postings shard's data", used[0].Dat, middle, false, ""},
 		{"a truncated postings index", used[1].Idx, truncate, false, ""},
 		{"a deleted postings file", used[1].Dat, nil, false, "missing"},

@@ -88,3 +88,42 @@ CALL ingest('stolen', '/etc/passwd');
 -- name: an unknown CALL
 -- expect: nonadmin=42501
 CALL checkpoint();
+-- name: dataset_domains of the hidden dataset answers as a missing one
+-- expect: reader=42704 writer=42704 admin=ok
+SELECT count(*) FROM dataset_domains(:secret_id);
+-- name: dataset_domains of a missing dataset
+-- expect: reader=42704 writer=42704 admin=42704
+SELECT count(*) FROM dataset_domains(999);
+-- name: dataset_domains of the hidden dataset on the native path answers as a missing one
+-- expect: reader=42704 writer=42704 admin=ok
+SELECT * FROM dataset_domains(:secret_id);
+-- name: dataset_domains of a visible dataset
+-- expect: reader==13 writer==13 admin==13
+SELECT count(*) FROM dataset_domains(:open_id);
+-- name: a set operation subtracting the hidden dataset answers as a missing one, not with what is left
+-- expect: reader=42704 writer=42704 admin==12
+SELECT count(*) FROM dataset_domains_set(:open_id, 'andnot', :secret_id);
+-- name: a set operation with the hidden dataset first answers as a missing one
+-- expect: reader=42704 writer=42704 admin==1
+SELECT count(*) FROM dataset_domains_set(:secret_id, 'and', :open_id);
+-- name: every set operation with the hidden dataset, natively, answers as a missing one
+-- expect: reader=42704 writer=42704 admin=ok
+SELECT * FROM dataset_domains_set(:open_id, 'xor', :secret_id);
+-- name: a set operation with a missing dataset
+-- expect: reader=42704 writer=42704 admin=42704
+SELECT count(*) FROM dataset_domains_set(:open_id, 'or', 999);
+-- name: a set operation of two datasets the caller sees
+-- expect: reader==shared.example writer=42704 admin==shared.example
+SELECT domain FROM dataset_domains_set(:open_id, 'and', :team_id);
+-- name: a bad operation is the caller's mistake whatever the datasets
+-- expect: reader=22023 writer=22023 admin=22023
+SELECT count(*) FROM dataset_domains_set(:secret_id, 'nand', :open_id);
+-- name: a prepared set operation over the hidden dataset
+-- expect: reader=42704 admin=ok
+PREPARE q AS SELECT count(*) FROM dataset_domains_set($1, 'andnot', $2); EXECUTE q(:open_id, :secret_id);
+-- name: COPY TO STDOUT of the hidden dataset's domains
+-- expect: reader=42704 writer=42704 admin=ok
+COPY (SELECT domain FROM dataset_domains(:secret_id)) TO STDOUT;
+-- name: the hidden dataset's domains through a join with datasets
+-- expect: reader=42704 admin=ok
+SELECT count(*) FROM datasets d, dataset_domains(:secret_id) x WHERE d.dataset = 'open';
