@@ -37,7 +37,14 @@ func SURT(normalized string) string {
 // surtHostPart splits a normalized URL's SURT into the host part, with its
 // closing ")" (e.g. "org,iana)"), and the rest (path and query).
 func surtHostPart(normalized string) (host, rest string) {
-	s := normalized
+	authority, path, query, hasQuery := splitNormalized(normalized)
+	return surtHost(authority), surtPath(path) + surtQuery(query, hasQuery)
+}
+
+// splitNormalized splits a normalized URL into its authority (userinfo
+// dropped), path and query (the fragment dropped).
+func splitNormalized(u string) (authority, path, query string, hasQuery bool) {
+	s := u
 	if i := strings.Index(s, "://"); i >= 0 {
 		s = s[i+3:]
 	}
@@ -52,11 +59,11 @@ func surtHostPart(normalized string) (host, rest string) {
 	if i := strings.IndexByte(tail, '#'); i >= 0 {
 		tail = tail[:i]
 	}
-	path, query, hasQuery := tail, "", false
+	path = tail
 	if i := strings.IndexByte(tail, '?'); i >= 0 {
 		path, query, hasQuery = tail[:i], tail[i+1:], true
 	}
-	return surtHost(authority), surtPath(path) + surtQuery(query, hasQuery)
+	return authority, path, query, hasQuery
 }
 
 // surtHost is the host part of a SURT, ")" included, from an authority
