@@ -56,8 +56,9 @@ const MaxCDXLimit = 150000
 const DefaultCDXMaxLines = 1 << 20
 
 // collapseRound is the least number of lines a round reads when collapse
-// may drop some: fewer rounds, each a read of the domain's rows.
-const collapseRound = 10000
+// may drop some: fewer rounds, each a read of the domain's rows. (A
+// variable for the tests, which make rounds small.)
+var collapseRound = 10000
 
 type cdxFlavour int
 

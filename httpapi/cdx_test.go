@@ -124,6 +124,26 @@ func TestCDX(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a collapsed answer read in many short rounds is the answer read in one", func(t *testing.T) {
+		queries := []string{
+			"/cdx/search/cdx?url=iana.org/*&collapse=urlkey",
+			"/cdx/search/cdx?url=*.iana.org&collapse=timestamp:10&limit=5",
+			"/cdx/search/cdx?url=*.iana.org&collapse=urlkey&collapse=timestamp:11&limit=20",
+			"/cdx?url=*.archive.org&collapse=urlkey&output=json",
+		}
+		var want []string
+		for _, q := range queries {
+			_, _, body, _ := get("alice", q)
+			want = append(want, body)
+		}
+		defer httpapi.SetCollapseRound(2)()
+		for i, q := range queries {
+			if _, _, body, _ := get("alice", q); body != want[i] {
+				t.Errorf("GET %s in rounds of 2:\n%s\nwant:\n%s", q, body, want[i])
+			}
+		}
+		cdxtest.CheckPaging(t, get, []string{"url=iana.org/*&collapse=urlkey", "url=*.archive.org&collapse=timestamp:4"})
+	})
 	t.Run("without credentials the CDX API answers 401", func(t *testing.T) {
 		resp, err := http.Get(srv.URL + "/cdx?url=archive.org")
 		if err != nil {
