@@ -52,8 +52,9 @@ const MaxCDXLimit = 150000
 
 // DefaultCDXMaxLines bounds the lines a negative limit (the last N) may
 // sort in memory (Config.CDXMaxLines): the last lines after collapsing
-// need every line of the answer.
-const DefaultCDXMaxLines = 1 << 20
+// need every line of the answer. At ~150 bytes a line, 2^18 lines (held at
+// most 1.5 times over while they are merged) are ~60 MB.
+const DefaultCDXMaxLines = 1 << 18
 
 // collapseRound is the least number of lines a round reads when collapse
 // may drop some: fewer rounds, each a read of the domain's rows. (A
@@ -764,8 +765,8 @@ func datasetNames(ids []uint32, snap *catalog.Snapshot) string {
 // and merged, the first `want` lines after `after` that pass the match
 // type, from/to and the filters (want 0: all of them, at most maxLines,
 // else errTooManyLines), and whether more such lines exist. Memory holds
-// at most about 2×want lines: the candidates are sorted and cut back to
-// want whenever they reach twice that.
+// at most about 2×want lines (1.5×maxLines): the candidates are sorted,
+// merged and cut back to want whenever they reach twice that.
 func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32, cq *cdxQuery, after *cdxLine, want, maxLines int) ([]cdxLine, bool, error) {
 	var buf []cdxLine
 	var bound *cdxLine // when set, lines above it cannot be among the first want
@@ -805,7 +806,7 @@ func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32
 	}
 	limitBuf := 2 * want
 	if want == 0 {
-		limitBuf = 2 * maxLines
+		limitBuf = maxLines + maxLines/2
 	}
 	for _, id := range ids {
 		name := ""

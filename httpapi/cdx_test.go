@@ -21,7 +21,7 @@ import (
 // cdxServer serves the CDX corpus (cdxtest) in process, with the users of
 // the fixtures: alice, an admin, sees every dataset; rita, a reader, every
 // one but cdxtest.HiddenDataset (as a grant to alice alone would hide it).
-func cdxServer(t *testing.T) (*httptest.Server, *catalog.URLIndex) {
+func cdxServer(t *testing.T) (*httptest.Server, httpapi.Config) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := localfs.Open(t.TempDir())
@@ -47,7 +47,7 @@ func cdxServer(t *testing.T) (*httptest.Server, *catalog.URLIndex) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{
+	cfg := httpapi.Config{
 		Snapshot: x.Current, Domain: norm.QueryDomain, URL: norm.Parse,
 		Authenticate: func(user, password string) (access.Principal, bool) {
 			switch {
@@ -67,9 +67,10 @@ func cdxServer(t *testing.T) (*httptest.Server, *catalog.URLIndex) {
 			hidden, _ := snap.Datasets.ByName(cdxtest.HiddenDataset)
 			return func(id uint32) bool { return id != hidden.ID }
 		},
-	}))
+	}
+	srv := httptest.NewServer(httpapi.New(cfg))
 	t.Cleanup(srv.Close)
-	return srv, x
+	return srv, cfg
 }
 
 // PagingQueries are the queries whose pages TestCDX joins: every match
@@ -86,7 +87,7 @@ var pagingQueries = []string{
 }
 
 func TestCDX(t *testing.T) {
-	srv, _ := cdxServer(t)
+	srv, cfg := cdxServer(t)
 	get := cdxtest.HTTPGetter(srv.URL)
 	t.Run("the fixtures of testdata/cdx answer as written", func(t *testing.T) {
 		cdxtest.Run(t, filepath.Join("..", "testdata", "cdx"), get)
@@ -143,6 +144,22 @@ func TestCDX(t *testing.T) {
 			}
 		}
 		cdxtest.CheckPaging(t, get, []string{"url=iana.org/*&collapse=urlkey", "url=*.archive.org&collapse=timestamp:4"})
+	})
+	t.Run("a negative limit over more lines than the server sorts is a 400 that says how to narrow it", func(t *testing.T) {
+		small := cfg
+		small.CDXMaxLines = 5
+		srv := httptest.NewServer(httpapi.New(small))
+		defer srv.Close()
+		get := cdxtest.HTTPGetter(srv.URL)
+		if code, _, body, _ := get("alice", "/cdx/search/cdx?url=archive.org&limit=-1"); code != http.StatusBadRequest || !strings.Contains(body, "more than 5") {
+			t.Errorf("limit=-1 over 9 lines with a cap of 5: %d %s", code, body)
+		}
+		if code, _, body, _ := get("alice", "/cdx/search/cdx?url=archive.org&limit=-1&from=2011"); code != http.StatusOK || !strings.Contains(body, "20120101000000") {
+			t.Errorf("limit=-1 over 3 lines with a cap of 5: %d %s", code, body)
+		}
+		if code, _, body, _ := get("alice", "/cdx/search/cdx?url=archive.org&limit=3"); code != http.StatusOK || strings.Count(body, "\n") != 3 {
+			t.Errorf("a positive limit is not capped by it: %d %s", code, body)
+		}
 	})
 	t.Run("without credentials the CDX API answers 401", func(t *testing.T) {
 		resp, err := http.Get(srv.URL + "/cdx?url=archive.org")
