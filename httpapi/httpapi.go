@@ -2,10 +2,12 @@
 //
 //	GET /v1/domain/{domain}
 //	GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=0&limit=1000
+//	GET /cdx?url=…, GET /{dataset}/cdx?url=…, GET /cdx/search/cdx?url=…
+//	               (the CDX server API of pywb and of the Wayback CDX server: cdx.go)
 //	GET /healthz   (alive; no credentials)
 //	GET /readyz    (index loaded and store reachable, else 503; no credentials)
 //
-// Every response is JSON, including errors ({"error": "..."}, with 400 for a
+// Every /v1 response is JSON, including errors ({"error": "..."}, with 400 for a
 // malformed request and 404 for what the index does not hold). Each request
 // pins one index snapshot, so a version flip never mixes versions.
 //
@@ -26,6 +28,7 @@ import (
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/internal/redact"
+	"github.com/dhsi/dhsi/urlnorm"
 )
 
 // Config wires the API to the index.
@@ -43,6 +46,12 @@ type Config struct {
 	// Visible returns the dataset-id test for the principal ctx carries
 	// (nil test: every dataset); nil means no grants are enforced.
 	Visible func(ctx context.Context, snap *catalog.Snapshot) func(id uint32) bool
+	// URL parses the url argument of a CDX query as ingest parses URLs (the
+	// snapshot's PSL mode); nil: the CDX endpoints answer 400.
+	URL func(raw string) (urlnorm.URL, error)
+	// CDXMaxLines bounds the lines a CDX query with a negative limit (the
+	// last N) sorts in memory (0: DefaultCDXMaxLines).
+	CDXMaxLines int
 }
 
 // DefaultLimit is the page size when limit is not given.
@@ -57,8 +66,11 @@ func New(cfg Config) http.Handler {
 	a := &api{cfg: cfg}
 	mux.HandleFunc("GET /v1/domain/{domain}", a.domain)
 	mux.HandleFunc("GET /v1/domain/{domain}/datasets/{id}/urls", a.urls)
+	mux.HandleFunc("GET /cdx", a.cdxHandler(flavourPywb))
+	mux.HandleFunc("GET /{dataset}/cdx", a.cdxDataset)
+	mux.HandleFunc("GET /cdx/search/cdx", a.cdxHandler(flavourIA))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: use GET /v1/domain/{domain} or GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=&limit=")
+		writeError(w, http.StatusNotFound, "no such endpoint: use GET /v1/domain/{domain}, GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=&limit=, or the CDX API: GET /cdx?url=, /{dataset}/cdx?url=, /cdx/search/cdx?url=")
 	})
 	// health checks answer without credentials (load balancers, Kubernetes
 	// probes) and say nothing about the index's content

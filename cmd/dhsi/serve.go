@@ -65,7 +65,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tlsKey          = fs.String("tls-key", "", "TLS private key (PEM)")
 		logLevel        = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		noNative        = fs.Bool("no-native", false, "send every query through DuckDB, even the prepared lookups the server can answer from the index itself (for comparison)")
-		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) on this address, e.g. 127.0.0.1:8080")
+		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) and the CDX server API (GET /cdx, /{dataset}/cdx, /cdx/search/cdx) on this address, e.g. 127.0.0.1:8080")
 		metricsAddr     = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9187: statements by kind and latency, errors by SQLSTATE, sessions, the index version and its age, refresh age, Go and process metrics; no label carries a domain, dataset or URL")
 		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
 		shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long running statements may take to finish before they are cancelled")
@@ -308,7 +308,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return fmt.Errorf("--http: %w", err)
 		}
-		api := httpapi.Config{Snapshot: urls.x.Current, Domain: urls.domainNote, Log: log, Visible: urlFuncs.VisibleDatasetIDs,
+		api := httpapi.Config{Snapshot: urls.x.Current, Domain: urls.domainNote, URL: urls.parseURL, Log: log, Visible: urlFuncs.VisibleDatasetIDs,
 			Ready: func(ctx context.Context) error {
 				// the store answers: a Head of the manifest (a missing
 				// manifest is a new store, which is ready too)
@@ -664,4 +664,22 @@ func defaultSocketDir() string {
 		return dir
 	}
 	return ""
+}
+
+// parseURL parses the url of a CDX query as ingest parsed the current
+// version's URLs (its PSL mode), for the CDX API (httpapi/cdx.go).
+func (s *urlService) parseURL(raw string) (urlnorm.URL, error) {
+	icann := s.x.Current().Version.PSLMode == "icann"
+	s.mu.Lock()
+	n := s.norms[icann]
+	if n == nil {
+		var err error
+		if n, err = urlnorm.NewNormalizer(urlnorm.Config{ICANNOnly: icann}); err != nil {
+			s.mu.Unlock()
+			return urlnorm.URL{}, err
+		}
+		s.norms[icann] = n
+	}
+	s.mu.Unlock()
+	return n.Parse(raw)
 }
