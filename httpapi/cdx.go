@@ -417,6 +417,12 @@ func (a *api) parseCDXQuery(r *http.Request, fl cdxFlavour) (*cdxQuery, error) {
 		}
 		return nil, fmt.Errorf("url=%q: want a URL with a host, such as example.com/path: %v", raw, err)
 	}
+	if u.PublicSuffixHost && cq.matchType == "domain" {
+		// co.uk's URLs are indexed under co.uk (docs/urlnorm.md), but its
+		// subdomains are registered domains of their own: one query cannot
+		// answer them all, and answering co.uk alone would look complete
+		return nil, fmt.Errorf("url=%q: its host is a public suffix, and DHSI reads one registered domain (such as example.com) per query", raw)
+	}
 	cq.domain = u.Domain
 	host, rest := surtHostPart(u.Normalized)
 	cq.host, cq.key = host, host+rest
