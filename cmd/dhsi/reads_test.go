@@ -173,6 +173,10 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 						firstBad.CompareAndSwap(nil, fmt.Sprintf("server %d: %s read: %d rows, %d domains, sum %d after %d", si, bad, rows, distinct, sum, last))
 					}
 					last = max(last, sum)
+					// a full read costs every shard: back to back, four
+					// readers took the cores the compactions under test
+					// need, and the test 246 s
+					time.Sleep(20 * time.Millisecond)
 				}
 			}()
 		}
@@ -216,6 +220,7 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 				default:
 					seen[d] = got[0]
 				}
+				time.Sleep(2 * time.Millisecond) // many lookups, not all the CPU
 			}
 		}()
 	}
@@ -234,6 +239,7 @@ func TestReadsNeverLoseARecord(t *testing.T) {
 			default:
 			}
 			sec++
+			time.Sleep(5 * time.Millisecond) // a steady writer, not a flood the compactions chase
 			if sec%5 == 0 {
 				// a batch object of 10 newer records over many shards
 				tb := compiler.Table{Header: cfg.SchemaFields}
