@@ -665,21 +665,3 @@ func defaultSocketDir() string {
 	}
 	return ""
 }
-
-// parseURL parses the url of a CDX query as ingest parsed the current
-// version's URLs (its PSL mode), for the CDX API (httpapi/cdx.go).
-func (s *urlService) parseURL(raw string) (urlnorm.URL, error) {
-	icann := s.x.Current().Version.PSLMode == "icann"
-	s.mu.Lock()
-	n := s.norms[icann]
-	if n == nil {
-		var err error
-		if n, err = urlnorm.NewNormalizer(urlnorm.Config{ICANNOnly: icann}); err != nil {
-			s.mu.Unlock()
-			return urlnorm.URL{}, err
-		}
-		s.norms[icann] = n
-	}
-	s.mu.Unlock()
-	return n.Parse(raw)
-}

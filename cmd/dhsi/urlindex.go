@@ -50,19 +50,38 @@ func (s *urlService) domain(arg string) (string, error) {
 
 // domainNote is domain with the note that explains a normalization.
 func (s *urlService) domainNote(arg string) (string, string, error) {
+	n, err := s.normalizer()
+	if err != nil {
+		return "", "", err
+	}
+	return n.QueryDomain(arg)
+}
+
+// parseURL parses the url of a CDX query as ingest parsed the current
+// version's URLs (its PSL mode), for the CDX API (httpapi/cdx.go).
+func (s *urlService) parseURL(raw string) (urlnorm.URL, error) {
+	n, err := s.normalizer()
+	if err != nil {
+		return urlnorm.URL{}, err
+	}
+	return n.Parse(raw)
+}
+
+// normalizer is the normalizer of the current version's PSL mode, made
+// once per mode.
+func (s *urlService) normalizer() (*urlnorm.Normalizer, error) {
 	icann := s.x.Current().Version.PSLMode == "icann"
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	n := s.norms[icann]
 	if n == nil {
 		var err error
 		if n, err = urlnorm.NewNormalizer(urlnorm.Config{ICANNOnly: icann}); err != nil {
-			s.mu.Unlock()
-			return "", "", err
+			return nil, err
 		}
 		s.norms[icann] = n
 	}
-	s.mu.Unlock()
-	return n.QueryDomain(arg)
+	return n, nil
 }
 
 // refresh follows the manifest; a new version also rebuilds the urls view.
