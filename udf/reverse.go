@@ -234,14 +234,7 @@ func (f URLIndexFuncs) reverseNative() map[string]sqlserver.NativeFunction {
 // streams: a chunk of rows at a time, so a dataset of millions of domains
 // never has its rows boxed at once.
 func (f URLIndexFuncs) reverseTableFunction(nf sqlserver.NativeFunction, t func(duckdb.Type) duckdb.TypeInfo) duckdb.ChunkTableFunction {
-	var argTypes []duckdb.TypeInfo
-	for _, a := range nf.Args {
-		argTypes = append(argTypes, t(a))
-	}
-	var cols []duckdb.ColumnInfo
-	for _, c := range nf.Columns {
-		cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(c.Type)})
-	}
+	argTypes, cols := duckSignature(nf, t)
 	return duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: argTypes},
 		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {

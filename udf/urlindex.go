@@ -66,14 +66,7 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 			fns[name] = f.reverseTableFunction(nf, t)
 			continue
 		}
-		var argTypes []duckdb.TypeInfo
-		for _, a := range nf.Args {
-			argTypes = append(argTypes, t(a))
-		}
-		var cols []duckdb.ColumnInfo
-		for _, c := range nf.Columns {
-			cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(c.Type)})
-		}
+		argTypes, cols := duckSignature(nf, t)
 		fns[name] = duckdb.ChunkTableFunction{
 			Config: duckdb.TableFunctionConfig{Arguments: argTypes},
 			BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
@@ -268,6 +261,20 @@ func (f URLIndexFuncs) DomainURLsRows(ctx context.Context, args []any) ([][]any,
 		return nil, err
 	}
 	return sqlserver.NativeValues(domainURLsColumns, rows), nil
+}
+
+// duckSignature is a native function's arguments and result columns as a
+// DuckDB table function declares them.
+func duckSignature(nf sqlserver.NativeFunction, t func(duckdb.Type) duckdb.TypeInfo) ([]duckdb.TypeInfo, []duckdb.ColumnInfo) {
+	var argTypes []duckdb.TypeInfo
+	for _, a := range nf.Args {
+		argTypes = append(argTypes, t(a))
+	}
+	var cols []duckdb.ColumnInfo
+	for _, c := range nf.Columns {
+		cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(c.Type)})
+	}
+	return argTypes, cols
 }
 
 // domainURLs computes domain_urls(domain, dataset_id, offset, limit),
