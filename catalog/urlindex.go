@@ -332,7 +332,14 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Spa
 }
 
 func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
-	fr, err := x.readers.get(key, func() (*pqfile.Reader, error) {
+	fr, err := x.readers.get(key, func() (r *pqfile.Reader, err error) {
+		defer func() {
+			if err == nil {
+				if err = CheckLakeLayout(r); err != nil {
+					r.Close()
+				}
+			}
+		}()
 		if x.local != nil {
 			p, err := x.local(key)
 			if err != nil {
@@ -495,9 +502,19 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	if err != nil {
 		return nil, n, fmt.Errorf("url column: %w", err)
 	}
-	raws, rawValid, err := readStrings(g, withValues(g, col("raw")), first, count)
+	// raw URLs: edits of url (layout 4, L5), or stored whole (older files)
+	rawCol, edited := col("raw_edit"), true
+	if rawCol < 0 {
+		rawCol, edited = col("raw"), false
+	}
+	raws, rawValid, err := readStrings(g, withValues(g, rawCol), first, count)
 	if err != nil {
 		return nil, n, fmt.Errorf("raw column: %w", err)
+	}
+	if edited {
+		if err := applyRawEdits(urls, raws, rawValid); err != nil {
+			return nil, n, fmt.Errorf("raw_edit column: %w", err)
+		}
 	}
 	// url_id is derived (docs/format/lake.md); files that stored it are read
 	// as written
@@ -531,6 +548,36 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 		}
 	}
 	return out, n, nil
+}
+
+// applyRawEdits replaces each valid edit in raws by the raw URL it
+// rebuilds from its row's url. The raw URLs share one allocation, as
+// readStrings' strings do.
+func applyRawEdits(urls, raws []string, valid []bool) error {
+	var buf []byte
+	for i, ok := range valid {
+		if !ok {
+			continue
+		}
+		if buf == nil {
+			size := 0
+			for j := i; j < len(valid); j++ {
+				if valid[j] {
+					size += len(urls[j]) + len(raws[j])
+				}
+			}
+			buf = make([]byte, 0, size)
+		}
+		// a copy may repeat url's bytes, so buf can still grow: earlier
+		// strings then keep the old array, which nothing writes again
+		at := len(buf)
+		var err error
+		if buf, err = AppendRaw(buf, urls[i], unsafe.Slice(unsafe.StringData(raws[i]), len(raws[i]))); err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
+		}
+		raws[i] = unsafe.String(&buf[at], len(buf)-at) // an edit rebuilds at least one byte
+	}
+	return nil
 }
 
 // withValues is column c, or -1 (read as all null) where the column

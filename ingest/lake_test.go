@@ -13,6 +13,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet"
 	pqfile "github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/udf"
+	"github.com/dhsi/dhsi/urlnorm"
 )
 
 // writeTo is a finish callback that writes each file under dir the way the
@@ -80,11 +84,7 @@ func TestLakeWriter(t *testing.T) {
 
 	// DuckDB reads the files as the urls view does, sorted (L1), deduplicated
 	// (L2), and with the row groups the spans say (L3)
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := lakeDB(t)
 	glob := filepath.Join(dir, "out", "*", "*.parquet")
 	var n, sorted int64
 	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE prev IS NULL OR (domain, url) > prev) FROM (
@@ -107,10 +107,34 @@ func TestLakeWriter(t *testing.T) {
 	if err := db.QueryRow(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata(?)`, paths["aa"]).Scan(&groups); err != nil || groups != 3 {
 		t.Fatalf("row groups %d %v", groups, err)
 	}
+	var layout string
+	if err := db.QueryRow(`SELECT decode(value) FROM parquet_kv_metadata(?) WHERE decode(key) = ?`, paths["aa"], catalog.LakeLayoutKey).Scan(&layout); err != nil || layout != fmt.Sprint(catalog.LakeLayout) {
+		t.Fatalf("the file's %s is %q (%v), want %d", catalog.LakeLayoutKey, layout, err, catalog.LakeLayout)
+	}
 }
 
-// lakeRowsSQL reads lake files (the parameter) with each row's domain.
-const lakeRowsSQL = "(SELECT * EXCLUDE (domain), " + LakeDomainSQL + " AS domain FROM read_parquet(?, hive_partitioning = true, file_row_number = true))"
+// lakeRowsSQL reads lake files (the parameter) of the current layout with
+// each row's domain and raw URL.
+const lakeRowsSQL = "(SELECT * EXCLUDE (domain, raw_edit), " + LakeDomainSQL + " AS domain, lake_raw(url, raw_edit) AS raw FROM read_parquet(?, hive_partitioning = true, file_row_number = true))"
+
+// lakeDB opens DuckDB with DHSI's URL functions, as the server's: lake_raw
+// rebuilds raw URLs from raw_edit (L5).
+func lakeDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	norm, err := urlnorm.NewNormalizer(urlnorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := udf.RegisterURLFuncs(t.Context(), db, norm); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
 
 func TestLakeWriterReportsForcedCollisions(t *testing.T) {
 	defer func(f func(string) uint64) { urlIDOf = f }(urlIDOf)
@@ -226,8 +250,8 @@ func TestLakeWriterPrefixWidth(t *testing.T) {
 }
 
 // TestLakeFilesWithManyPages guards the Parquet writer and reader we
-// depend on: with many pages per column chunk (front-coded URLs, a raw
-// column null on whole pages), DuckDB reads every row as written, and so
+// depend on: with many pages per column chunk (front-coded URLs, a
+// raw_edit column null on whole pages), DuckDB reads every row as written, and so
 // does a seek to any row. arrow-go before v18.8.0 carried the front-coding
 // prefix across pages: its own reader agreed, DuckDB called the file
 // corrupt, and a seek to a later page panicked.
@@ -253,12 +277,8 @@ func TestLakeFilesWithManyPages(t *testing.T) {
 	if _, _, _, err := w.finish(t.Context(), "part-v1.parquet", layout{RowGroupRows: 2048, PageRows: 64, PrefixWidth: 2}, writeTo(dir, paths)); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT url, coalesce(raw, '') FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number`, paths["aa"])
+	db := lakeDB(t)
+	rows, err := db.Query(`SELECT url, coalesce(lake_raw(url, raw_edit), '') FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number`, paths["aa"])
 	if err != nil {
 		t.Fatal(err)
 	}

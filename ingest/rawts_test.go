@@ -74,7 +74,7 @@ func TestRawAndTimestampsServed(t *testing.T) {
 		}
 		for rg := range r.NumRowGroups() {
 			g := r.RowGroup(rg)
-			for _, name := range []string{"raw", "ts"} {
+			for _, name := range []string{"raw_edit", "ts"} {
 				md, err := g.MetaData().ColumnChunk(r.MetaData().Schema.ColumnIndexByName(name))
 				if err != nil {
 					t.Fatal(err)
@@ -94,7 +94,7 @@ func TestRawAndTimestampsServed(t *testing.T) {
 		}
 		r.Close()
 	}
-	for _, name := range []string{"raw", "ts"} {
+	for _, name := range []string{"raw_edit", "ts"} {
 		if n := allNull[name]; n[0] == 0 || n[1] == 0 {
 			t.Fatalf("%s: %d row groups all null, %d with values; want some of each", name, n[0], n[1])
 		}
