@@ -702,8 +702,10 @@ const LakeDomainSQL = "coalesce(domain, substring(url, domain_offset + 1, domain
 // it; NULL where the raw URL is url. It names both columns, so it binds
 // over files read with union_by_name beside one that has both (the urls
 // view's empty lake file); over layout-4 files alone, read
-// lake_raw(url, raw_edit).
-const LakeRawSQL = "coalesce(raw, lake_raw(url, raw_edit))"
+// lake_raw(url, raw_edit). The CASE keeps rows without an edit (most)
+// from lake_raw, which costs a call into Go per row it sees: a scan of
+// 10M URLs (1.8M edits) took 3.0 s with them, 1.85 s without.
+const LakeRawSQL = "coalesce(raw, CASE WHEN raw_edit IS NOT NULL THEN lake_raw(url, raw_edit) END)"
 
 // domainOffset is where domain (the registered domain of url's host) ends
 // the host in url: the host follows "//" and any userinfo, and ends at the
