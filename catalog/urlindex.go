@@ -528,6 +528,12 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	if err != nil {
 		return nil, n, fmt.Errorf("ts column: %w", err)
 	}
+	// whole seconds are in ts_seconds (layout 4, L6); older files have
+	// no such column, which reads as nulls
+	secs, secValid, err := readInt64s(g, withValues(g, col("ts_seconds")), first, count)
+	if err != nil {
+		return nil, n, fmt.Errorf("ts_seconds column: %w", err)
+	}
 	out := make([]URLRow, count)
 	for i := range out {
 		row := &out[i]
@@ -543,8 +549,11 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 		default:
 			row.URLID = xxh3.HashString(row.URL)
 		}
-		if tsValid[i] {
+		switch {
+		case tsValid[i]:
 			row.TS, row.HasTS = time.UnixMicro(tss[i]).UTC(), true
+		case secValid[i]:
+			row.TS, row.HasTS = time.Unix(secs[i], 0).UTC(), true
 		}
 	}
 	return out, n, nil

@@ -93,22 +93,22 @@ func (s *urlService) updateURLsView(ctx context.Context) error {
 	}
 	// dhsi_lake_files() always ends with the empty lake file, which has
 	// the columns of every layout, so the view binds whichever layouts the
-	// store holds (docs/format/lake.md): a row's domain and raw URL come
-	// from ingest.LakeDomainSQL and ingest.LakeRawSQL, url_id from the raw
-	// URL (url_id()). (Asking DuckDB for the files' schemas instead read
+	// store holds (docs/format/lake.md): a row's domain, raw URL and
+	// timestamp come from ingest.LakeDomainSQL, LakeRawSQL and LakeTSSQL,
+	// url_id from the raw URL (url_id()). (Asking DuckDB for the files' schemas instead read
 	// every footer once more: 0.2 s at 1,000 files.)
 	src := "read_parquet(dhsi_lake_files(), hive_partitioning = true, union_by_name = true)"
 	if err := s.makeEmptyLakeFile(ctx); err != nil {
 		return err
 	}
 	raw := ingest.LakeRawSQL
-	return s.createURLsView(ctx, "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, "+ingest.LakeDomainSQL+" AS domain, url_id(coalesce("+raw+", url)) AS url_id, url, "+raw+" AS raw, ts FROM "+src)
+	return s.createURLsView(ctx, "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, "+ingest.LakeDomainSQL+" AS domain, url_id(coalesce("+raw+", url)) AS url_id, url, "+raw+" AS raw, "+ingest.LakeTSSQL+" AS ts FROM "+src)
 }
 
 // emptyLakeColumns are the columns of every lake layout the view reads
 // (docs/format/lake.md; layout 1's url_id is derived instead).
 const emptyLakeColumns = "NULL::VARCHAR AS url, NULL::VARCHAR AS raw, NULL::BLOB AS raw_edit, NULL::TIMESTAMP AS ts, " +
-	"NULL::INTEGER AS domain_offset, NULL::INTEGER AS domain_length, NULL::VARCHAR AS domain"
+	"NULL::INTEGER AS domain_offset, NULL::INTEGER AS domain_length, NULL::VARCHAR AS domain, NULL::BIGINT AS ts_seconds"
 
 // makeEmptyLakeFile writes the empty lake file once: the columns of every
 // layout, no row, under partitions no dataset has (dataset_id=0;
