@@ -529,10 +529,14 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 		return nil, n, fmt.Errorf("ts column: %w", err)
 	}
 	// whole seconds are in ts_seconds (layout 4, L6); older files have
-	// no such column, which reads as nulls
-	secs, secValid, err := readInt64s(g, withValues(g, col("ts_seconds")), first, count)
-	if err != nil {
-		return nil, n, fmt.Errorf("ts_seconds column: %w", err)
+	// no such column, and row groups without such timestamps are skipped
+	// (secValid stays nil)
+	var secs []int64
+	var secValid []bool
+	if c := withValues(g, col("ts_seconds")); c >= 0 {
+		if secs, secValid, err = readInt64s(g, c, first, count); err != nil {
+			return nil, n, fmt.Errorf("ts_seconds column: %w", err)
+		}
 	}
 	out := make([]URLRow, count)
 	for i := range out {
@@ -552,7 +556,7 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 		switch {
 		case tsValid[i]:
 			row.TS, row.HasTS = time.UnixMicro(tss[i]).UTC(), true
-		case secValid[i]:
+		case secValid != nil && secValid[i]:
 			row.TS, row.HasTS = time.Unix(secs[i], 0).UTC(), true
 		}
 	}
