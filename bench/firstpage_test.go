@@ -16,14 +16,16 @@ import (
 )
 
 // BenchmarkFirstPage measures Snapshot.DomainURLs in process, for the
-// first 1000-URL page of the generator's Zipf queries on a 1M-URL store:
+// first 1000-URL page of the generator's Zipf queries on a 1M-URL store
+// (of the simple corpus, or the realistic one with -args -shape
+// realistic, whose raw URLs differ from 18% of the URLs):
 // "miss" with no row cache, so every page is read from its lake file's row
 // group (the cost of a query on a domain not queried lately), "hit" with
 // the default row cache after one pass over the queries.
 func BenchmarkFirstPage(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	corp, err := Generate(dir, 1_000_000, 20_000, 4)
+	corp, err := GenerateShaped(dir, 1_000_000, 20_000, 4, Shape(*firstPageShape))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,6 +90,9 @@ func BenchmarkFirstPage(b *testing.B) {
 // page size against bytes per URL (go test -bench FirstPage -args
 // -page-rows 1024 -v: the store's bytes per URL are logged).
 var firstPageRows = flag.Int("page-rows", 0, "rows per lake page in BenchmarkFirstPage (0: ingest's default)")
+
+// firstPageShape is the corpus of BenchmarkFirstPage.
+var firstPageShape = flag.String("shape", string(ShapeSimple), "URL shape of BenchmarkFirstPage's corpus: simple or realistic")
 
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime() time.Duration {

@@ -336,7 +336,14 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Spa
 }
 
 func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
-	fr, err := x.readers.get(key, func() (*pqfile.Reader, error) {
+	fr, err := x.readers.get(key, func() (r *pqfile.Reader, err error) {
+		defer func() {
+			if err == nil {
+				if err = CheckLakeLayout(r); err != nil {
+					r.Close()
+				}
+			}
+		}()
 		if x.local != nil {
 			p, err := x.local(key)
 			if err != nil {
@@ -499,9 +506,19 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	if err != nil {
 		return nil, n, fmt.Errorf("url column: %w", err)
 	}
-	raws, rawValid, err := readStrings(g, withValues(g, col("raw")), first, count)
+	// raw URLs: edits of url (layout 4, L5), or stored whole (older files)
+	rawCol, edited := col("raw_edit"), true
+	if rawCol < 0 {
+		rawCol, edited = col("raw"), false
+	}
+	raws, rawValid, err := readStrings(g, withValues(g, rawCol), first, count)
 	if err != nil {
 		return nil, n, fmt.Errorf("raw column: %w", err)
+	}
+	if edited {
+		if err := applyRawEdits(urls, raws, rawValid); err != nil {
+			return nil, n, fmt.Errorf("raw_edit column: %w", err)
+		}
 	}
 	// url_id is derived (docs/format/lake.md); files that stored it are read
 	// as written
@@ -514,6 +531,16 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	tss, tsValid, err := readInt64s(g, withValues(g, col("ts")), first, count)
 	if err != nil {
 		return nil, n, fmt.Errorf("ts column: %w", err)
+	}
+	// whole seconds are in ts_seconds (layout 4, L6); older files have
+	// no such column, and row groups without such timestamps are skipped
+	// (secValid stays nil)
+	var secs []int64
+	var secValid []bool
+	if c := withValues(g, col("ts_seconds")); c >= 0 {
+		if secs, secValid, err = readInt64s(g, c, first, count); err != nil {
+			return nil, n, fmt.Errorf("ts_seconds column: %w", err)
+		}
 	}
 	out := make([]URLRow, count)
 	for i := range out {
@@ -530,11 +557,44 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 		default:
 			row.URLID = xxh3.HashString(row.URL)
 		}
-		if tsValid[i] {
+		switch {
+		case tsValid[i]:
 			row.TS, row.HasTS = time.UnixMicro(tss[i]).UTC(), true
+		case secValid != nil && secValid[i]:
+			row.TS, row.HasTS = time.Unix(secs[i], 0).UTC(), true
 		}
 	}
 	return out, n, nil
+}
+
+// applyRawEdits replaces each valid edit in raws by the raw URL it
+// rebuilds from its row's url. The raw URLs share one allocation, as
+// readStrings' strings do.
+func applyRawEdits(urls, raws []string, valid []bool) error {
+	var buf []byte
+	for i, ok := range valid {
+		if !ok {
+			continue
+		}
+		if buf == nil {
+			size := 0
+			for j := i; j < len(valid); j++ {
+				if valid[j] {
+					size += len(urls[j]) + len(raws[j])
+				}
+			}
+			buf = make([]byte, 0, size)
+		}
+		// a copy may repeat url's bytes, so buf can still grow: earlier
+		// strings then keep the old array, which nothing writes again
+		at := len(buf)
+		var err error
+		if buf, err = AppendRaw(buf, urls[i], unsafe.Slice(unsafe.StringData(raws[i]), len(raws[i]))); err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
+		}
+		raws[i] = unsafe.String(&buf[at], len(buf)-at) // an edit rebuilds at least one byte
+	}
+	return nil
 }
 
 // withValues is column c, or -1 (read as all null) where the column

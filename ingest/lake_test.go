@@ -13,6 +13,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet"
 	pqfile "github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/udf"
+	"github.com/dhsi/dhsi/urlnorm"
 )
 
 // writeTo is a finish callback that writes each file under dir the way the
@@ -80,11 +84,7 @@ func TestLakeWriter(t *testing.T) {
 
 	// DuckDB reads the files as the urls view does, sorted (L1), deduplicated
 	// (L2), and with the row groups the spans say (L3)
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := lakeDB(t)
 	glob := filepath.Join(dir, "out", "*", "*.parquet")
 	var n, sorted int64
 	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE prev IS NULL OR (domain, url) > prev) FROM (
@@ -107,10 +107,34 @@ func TestLakeWriter(t *testing.T) {
 	if err := db.QueryRow(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata(?)`, paths["aa"]).Scan(&groups); err != nil || groups != 3 {
 		t.Fatalf("row groups %d %v", groups, err)
 	}
+	var layout string
+	if err := db.QueryRow(`SELECT decode(value) FROM parquet_kv_metadata(?) WHERE decode(key) = ?`, paths["aa"], catalog.LakeLayoutKey).Scan(&layout); err != nil || layout != fmt.Sprint(catalog.LakeLayout) {
+		t.Fatalf("the file's %s is %q (%v), want %d", catalog.LakeLayoutKey, layout, err, catalog.LakeLayout)
+	}
 }
 
-// lakeRowsSQL reads lake files (the parameter) with each row's domain.
-const lakeRowsSQL = "(SELECT * EXCLUDE (domain), " + LakeDomainSQL + " AS domain FROM read_parquet(?, hive_partitioning = true, file_row_number = true))"
+// lakeRowsSQL reads lake files (the parameter) of the current layout with
+// each row's domain, raw URL and timestamp.
+const lakeRowsSQL = "(SELECT * EXCLUDE (domain, raw_edit, ts, ts_seconds), " + LakeDomainSQL + " AS domain, lake_raw(url, raw_edit) AS raw, " + LakeTSSQL + " AS ts FROM read_parquet(?, hive_partitioning = true, file_row_number = true))"
+
+// lakeDB opens DuckDB with DHSI's URL functions, as the server's: lake_raw
+// rebuilds raw URLs from raw_edit (L5).
+func lakeDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	norm, err := urlnorm.NewNormalizer(urlnorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := udf.RegisterURLFuncs(t.Context(), db, norm); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
 
 func TestLakeWriterReportsForcedCollisions(t *testing.T) {
 	defer func(f func(string) uint64) { urlIDOf = f }(urlIDOf)
@@ -226,9 +250,9 @@ func TestLakeWriterPrefixWidth(t *testing.T) {
 }
 
 // TestLakeFilesWithManyPages guards the Parquet writer and reader we
-// depend on: with many pages per column chunk (front-coded URLs, a raw
-// column null on whole pages), DuckDB reads every row as written, and so
-// does a seek to any row. arrow-go before v18.8.0 carried the front-coding
+// depend on: with many pages per column chunk (front-coded URLs, raw_edit
+// and delta-coded ts_seconds columns null on whole pages), DuckDB reads
+// every row as written, and so does a seek to any row. arrow-go before v18.8.0 carried the front-coding
 // prefix across pages: its own reader agreed, DuckDB called the file
 // corrupt, and a seek to a later page panicked.
 func TestLakeFilesWithManyPages(t *testing.T) {
@@ -240,12 +264,18 @@ func TestLakeFilesWithManyPages(t *testing.T) {
 		}
 		return url, ""
 	}
+	wantTS := func(i int) time.Time {
+		if i >= 500 && i < 600 && i%2 == 0 { // ts only on a few pages
+			return time.Unix(1721000000+int64(i)*7919, 0).UTC()
+		}
+		return time.Time{}
+	}
 	for i := 0; i < 1000; i++ {
 		u, raw := want(i)
 		if raw == "" {
 			raw = u
 		}
-		if err := w.add(fmt.Sprintf("d%03d.example", i/10), "aa", u, raw, time.Time{}); err != nil {
+		if err := w.add(fmt.Sprintf("d%03d.example", i/10), "aa", u, raw, wantTS(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,23 +283,23 @@ func TestLakeFilesWithManyPages(t *testing.T) {
 	if _, _, _, err := w.finish(t.Context(), "part-v1.parquet", layout{RowGroupRows: 2048, PageRows: 64, PrefixWidth: 2}, writeTo(dir, paths)); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT url, coalesce(raw, '') FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number`, paths["aa"])
+	db := lakeDB(t)
+	rows, err := db.Query(`SELECT url, coalesce(lake_raw(url, raw_edit), ''), `+LakeTSSQL+` FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number`, paths["aa"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := 0
 	for rows.Next() {
 		var u, raw string
-		if err := rows.Scan(&u, &raw); err != nil {
+		var ts sql.NullTime
+		if err := rows.Scan(&u, &raw, &ts); err != nil {
 			t.Fatal(err)
 		}
 		if wu, wr := want(i); u != wu || raw != wr {
 			t.Fatalf("DuckDB row %d: %q %q, want %q %q", i, u, raw, wu, wr)
+		}
+		if wt := wantTS(i); ts.Valid != !wt.IsZero() || ts.Valid && !ts.Time.Equal(wt) {
+			t.Fatalf("DuckDB row %d: ts %v, want %v", i, ts, wt)
 		}
 		i++
 	}
@@ -297,6 +327,25 @@ func TestLakeFilesWithManyPages(t *testing.T) {
 		if wu, _ := want(int(row)); string(vals[0]) != wu {
 			t.Fatalf("seek to row %d read %q, want %q", row, vals[0], wu)
 		}
+	}
+	// ts_seconds is delta-coded (DELTA_BINARY_PACKED) and has pages
+	// without a value: a seek lands on either kind
+	for _, row := range []int64{0, 300, 499, 500, 501, 502, 563, 598, 599, 640, 999} {
+		cr, err := r.RowGroup(0).Column(r.MetaData().Schema.ColumnIndexByName("ts_seconds"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ir := cr.(*pqfile.Int64ColumnChunkReader)
+		if err := ir.SeekToRow(row); err != nil {
+			t.Fatalf("ts_seconds row %d: %v", row, err)
+		}
+		vals, defs := make([]int64, 1), make([]int16, 1)
+		if _, nv, err := ir.ReadBatch(1, vals, defs, nil); err != nil {
+			t.Fatalf("ts_seconds row %d: %v", row, err)
+		} else if wt := wantTS(int(row)); (nv == 1) != !wt.IsZero() || nv == 1 && vals[0] != wt.Unix() {
+			t.Fatalf("seek to ts_seconds row %d read %d values %v, want %v", row, nv, vals, wt)
+		}
+		cr.Close()
 	}
 }
 

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,12 +48,23 @@ func TestLegacyStoreServesAndGrows(t *testing.T) {
 	}
 	checkBothCacheModes(t, ctx, st, want, false)
 
-	// DuckDB over both layouts at once, as the urls view reads them
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
+	// DuckDB over both layouts at once, as the urls view reads them: the
+	// raw URL from the old files' raw and the new files' raw_edit is a line
+	// of the dataset's lists
+	lines := map[string]map[string]bool{}
+	for _, in := range []struct{ dataset, file string }{{"legacy-a", a}, {"legacy-b", b}, {"legacy-b", a}, {"legacy-c", b}} {
+		body, err := os.ReadFile(in.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines[in.dataset] == nil {
+			lines[in.dataset] = map[string]bool{}
+		}
+		for _, l := range strings.Split(string(body), "\n") {
+			lines[in.dataset][strings.TrimSpace(l)] = true
+		}
 	}
-	defer db.Close()
+	db := lakeDB(t)
 	ix, err := catalog.OpenURLIndex(ctx, st, 64<<20, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -68,20 +78,26 @@ func TestLegacyStoreServesAndGrows(t *testing.T) {
 	for _, p := range x.FilePaths() {
 		paths = append(paths, "'"+strings.ReplaceAll(filepath.Join(dir, filepath.FromSlash(p)), "'", "''")+"'")
 	}
-	rows, err := db.QueryContext(ctx, `SELECT dataset_id::INTEGER, `+LakeDomainSQL+`, url FROM read_parquet([`+strings.Join(paths, ", ")+`], hive_partitioning = true, union_by_name = true)`)
+	rows, err := db.QueryContext(ctx, `SELECT dataset_id::INTEGER, `+LakeDomainSQL+`, url, coalesce(`+LakeRawSQL+`, url) FROM read_parquet([`+strings.Join(paths, ", ")+`], hive_partitioning = true, union_by_name = true)`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	n := 0
+	n, edited := 0, 0
 	for rows.Next() {
 		var id uint32
-		var d, u string
-		if err := rows.Scan(&id, &d, &u); err != nil {
+		var d, u, raw string
+		if err := rows.Scan(&id, &d, &u, &raw); err != nil {
 			t.Fatal(err)
 		}
 		if !want[names[id]][d][u] {
 			t.Fatalf("DuckDB reads (%s, %s, %s), which the lists do not have", names[id], d, u)
+		}
+		if !lines[names[id]][raw] {
+			t.Fatalf("DuckDB reads the raw URL of %s in %s as %q, which the lists do not have", u, names[id], raw)
+		}
+		if raw != u {
+			edited++
 		}
 		n++
 	}
@@ -94,7 +110,7 @@ func TestLegacyStoreServesAndGrows(t *testing.T) {
 			total += len(us)
 		}
 	}
-	if n != total {
-		t.Fatalf("DuckDB reads %d rows, the lists hold %d", n, total)
+	if n != total || edited == 0 {
+		t.Fatalf("DuckDB reads %d rows (%d raw URLs not their URL), the lists hold %d", n, edited, total)
 	}
 }

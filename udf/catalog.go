@@ -42,6 +42,7 @@ var FunctionDocs = []FunctionDoc{
 	{"url_id", []string{"url"}, nil, "the 64-bit id of a normalized URL"},
 	{"domain_dataset_list", []string{"domain"}, nil, "domain_datasets as a list, for joins: FROM my_domains d, unnest(domain_dataset_list(d.domain)) t(x)"},
 	{"roaring_contains", []string{"bitmap", "id"}, nil, "whether a serialized Roaring bitmap holds an id"},
+	{"lake_raw", []string{"url", "raw_edit"}, nil, "the raw URL a lake row's raw_edit rebuilds from its url (the urls view's raw)"},
 }
 
 // InstallFunctionDocs fills the catalog shim's table of DHSI's functions

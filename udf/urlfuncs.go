@@ -9,6 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/urlnorm"
 )
 
@@ -18,6 +19,7 @@ import (
 //	norm_url(raw VARCHAR) → VARCHAR          the normalized URL, NULL if it does not normalize
 //	etld1(url_or_host VARCHAR) → VARCHAR     the registered domain, NULL if none
 //	roaring_contains(bitmap BLOB, id UINTEGER) → BOOLEAN   membership in a portable Roaring bitmap
+//	lake_raw(url VARCHAR, raw_edit BLOB) → VARCHAR          the raw URL a lake row's edit rebuilds (docs/format/lake.md)
 func RegisterURLFuncs(ctx context.Context, db *sql.DB, norm *urlnorm.Normalizer) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -50,6 +52,18 @@ func RegisterURLFuncs(ctx context.Context, db *sql.DB, norm *urlnorm.Normalizer)
 					return nil, nil
 				}
 				return d, nil
+			}},
+		"lake_raw": {name: "lake_raw", cfg: duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{varchar, blob}, ResultTypeInfo: varchar},
+			fn: func(v []driver.Value) (any, error) {
+				edit, ok := v[1].([]byte)
+				if !ok {
+					return nil, fmt.Errorf("lake_raw: want a BLOB edit")
+				}
+				b, err := catalog.AppendRaw(nil, v[0].(string), edit)
+				if err != nil {
+					return nil, fmt.Errorf("lake_raw: %w", err)
+				}
+				return string(b), nil
 			}},
 		"roaring_contains": {name: "roaring_contains", cfg: duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{blob, uinteger}, ResultTypeInfo: boolean},
 			fn: func(v []driver.Value) (any, error) {

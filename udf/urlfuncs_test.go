@@ -3,10 +3,12 @@ package udf
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/urlnorm"
 )
 
@@ -36,5 +38,14 @@ func TestURLFuncsThroughSQL(t *testing.T) {
 	var in, out bool
 	if err := db.QueryRow("SELECT roaring_contains(?, 17::UINTEGER), roaring_contains(?, 4::UINTEGER)", b, b).Scan(&in, &out); err != nil || !in || out {
 		t.Fatalf("roaring_contains: %v %v %v", in, out, err)
+	}
+	var e catalog.RawEncoder
+	url, raw := "http://example.com/a?a=1&b=2", "HTTP://Example.com:80/a?b=2&a=1#x"
+	var got, none sql.NullString
+	if err := db.QueryRow("SELECT lake_raw(?, ?), lake_raw(?, NULL)", url, e.Append(nil, url, raw), url).Scan(&got, &none); err != nil || got.String != raw || none.Valid {
+		t.Fatalf("lake_raw: %v, %v, %v", got, none, err)
+	}
+	if err := db.QueryRow("SELECT lake_raw(?, '\\x02\\x01'::BLOB)", url).Scan(&got); err == nil || !strings.Contains(err.Error(), "corrupt raw edit") {
+		t.Fatalf("lake_raw of a corrupt edit: %v, %v", got, err)
 	}
 }

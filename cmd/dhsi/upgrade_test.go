@@ -118,6 +118,17 @@ func TestPreviousReleaseStore(t *testing.T) {
 			t.Errorf("%s: %v, want %v", d, got[d], w)
 		}
 	}
+	// the urls view reads the old files' raw column and the new files'
+	// raw_edit (docs/format/lake.md, layout 4) together
+	var raws, normal int64
+	for deadline := time.Now().Add(10 * time.Second); one[int64](t, c, "SELECT count(*) FROM urls") != 52+16; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server does not serve the new dataset in the urls view")
+		}
+	}
+	if err := c.QueryRow(ctx, "SELECT count(raw), count(*) FILTER (WHERE norm_url(raw) = url AND url_id = url_id(raw)) FROM urls").Scan(&raws, &normal); err != nil || raws != 8 || normal != raws {
+		t.Errorf("urls view: %d raw URLs (want 5 of the old files and 3 of the new), %d of them normalize to their url with their url_id; %v", raws, normal, err)
+	}
 	if n := one[int64](t, c, "SELECT count(*) FROM domains_inbox"); n != 0 {
 		t.Errorf("%d records still pending after compact_all", n)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/ingest"
@@ -25,10 +26,10 @@ type urlService struct {
 	log   *slog.Logger
 	mu    sync.Mutex
 	norms map[bool]*urlnorm.Normalizer // by ICANN-only
-	// emptyDir holds, per index version, a Parquet file with the lake's
-	// columns and no row (lakePaths); the server's DuckDB may read it
+	// emptyDir holds a Parquet file with the columns of every lake layout
+	// and no row (lakePaths); the server's DuckDB may read it
 	emptyDir string
-	empty    sync.Map // version → path of its empty lake file
+	empty    atomic.Pointer[string] // its path, once written
 }
 
 func newURLService(ctx context.Context, st store.Store, db *sql.DB, emptyDir string, o catalog.URLIndexOptions) (*urlService, error) {
@@ -109,64 +110,59 @@ func (s *urlService) updateURLsView(ctx context.Context) error {
 	case !local:
 		return s.createURLsView(ctx, "SELECT * FROM ("+empty+") WHERE error('the urls view scans the whole lake, which DuckDB can read only from a local store; on S3 use domain_urls(domain, dataset_id, offset, limit), or mirror urls/ locally') IS NULL")
 	}
+	// dhsi_lake_files() always ends with the empty lake file, which has
+	// the columns of every layout, so the view binds whichever layouts the
+	// store holds (docs/format/lake.md): a row's domain, raw URL and
+	// timestamp come from ingest.LakeDomainSQL, LakeRawSQL and LakeTSSQL,
+	// url_id from the raw URL (url_id()). (Asking DuckDB for the files' schemas instead read
+	// every footer once more: 0.2 s at 1,000 files.)
 	src := "read_parquet(dhsi_lake_files(), hive_partitioning = true, union_by_name = true)"
-	// Files store a row's domain as an offset into its URL
-	// (ingest.LakeDomainSQL); a store of only older files, which store the
-	// domain itself, has no domain_offset column to name, and the view then
-	// fails to bind. (Asking DuckDB for the schema first read every footer
-	// once more: 0.2 s at 1,000 files.)
-	view := func(domain string) string {
-		// url_id is derived (docs/format/lake.md): the url_id() function
-		return "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, " + domain + " AS domain, url_id(coalesce(raw, url)) AS url_id, url, raw, ts FROM " + src
-	}
-	if err := s.makeEmptyLakeFile(ctx, snap); err != nil {
+	if err := s.makeEmptyLakeFile(ctx); err != nil {
 		return err
 	}
-	err := s.createURLsView(ctx, view(ingest.LakeDomainSQL))
-	if err != nil && strings.Contains(err.Error(), "domain_offset") {
-		err = s.createURLsView(ctx, view("domain"))
-	}
-	return err
+	raw := ingest.LakeRawSQL
+	return s.createURLsView(ctx, "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, "+ingest.LakeDomainSQL+" AS domain, url_id(coalesce("+raw+", url)) AS url_id, url, "+raw+" AS raw, "+ingest.LakeTSSQL+" AS ts FROM "+src)
 }
 
-// makeEmptyLakeFile writes the snapshot's empty lake file: the columns of
-// its first file, no row, under partitions no dataset has (dataset_id=0;
-// domain_prefix=zz, which no hex prefix is, so it stays a VARCHAR).
-func (s *urlService) makeEmptyLakeFile(ctx context.Context, snap *catalog.Snapshot) error {
-	version := snap.Version.Version
-	if _, ok := s.empty.Load(version); ok {
+// emptyLakeColumns are the columns of every lake layout the view reads
+// (docs/format/lake.md; layout 1's url_id is derived instead).
+const emptyLakeColumns = "NULL::VARCHAR AS url, NULL::VARCHAR AS raw, NULL::BLOB AS raw_edit, NULL::TIMESTAMP AS ts, " +
+	"NULL::INTEGER AS domain_offset, NULL::INTEGER AS domain_length, NULL::VARCHAR AS domain, NULL::BIGINT AS ts_seconds"
+
+// makeEmptyLakeFile writes the empty lake file once: the columns of every
+// layout, no row, under partitions no dataset has (dataset_id=0;
+// domain_prefix=zz, which no hex prefix is, so it stays a VARCHAR). Its
+// directory is named by the newest layout, the only thing it depends on.
+func (s *urlService) makeEmptyLakeFile(ctx context.Context) error {
+	if s.empty.Load() != nil {
 		return nil
 	}
-	first, err := s.st.(catalog.LocalPather).LocalPath(snap.FilePaths()[0])
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(s.emptyDir, version, "dataset_id=0", "domain_prefix=zz")
+	dir := filepath.Join(s.emptyDir, fmt.Sprintf("layout-%d", catalog.LakeLayout), "dataset_id=0", "domain_prefix=zz")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("empty lake file: %w", err)
 	}
 	path := filepath.Join(dir, "empty.parquet")
-	q := "COPY (SELECT * EXCLUDE (dataset_id, domain_prefix) FROM read_parquet(" + quoteSQL(first) + ", hive_partitioning = true) LIMIT 0) TO " + quoteSQL(path) + " (FORMAT parquet)"
+	q := "COPY (SELECT " + emptyLakeColumns + " WHERE false) TO " + quoteSQL(path) + " (FORMAT parquet)"
 	if _, err := s.db.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("empty lake file: %w", err)
 	}
-	s.empty.Store(version, path)
+	s.empty.Store(&path)
 	return nil
 }
 
-func (s *urlService) emptyLakeFile(snap *catalog.Snapshot) (string, error) {
-	if p, ok := s.empty.Load(snap.Version.Version); ok {
-		return p.(string), nil
+func (s *urlService) emptyLakeFile() (string, error) {
+	if p := s.empty.Load(); p != nil {
+		return *p, nil
 	}
-	return "", fmt.Errorf("the urls view of version %s is not ready yet; try again", snap.Version.Version)
+	return "", fmt.Errorf("the urls view is not ready yet; try again")
 }
 
 func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // lakePaths is dhsi_lake_files()'s source: the local paths of the
-// snapshot's files of the datasets keep accepts. When none is left it
-// returns the empty lake file, which has the lake's columns and no row, so
-// the view still binds and answers nothing.
+// snapshot's files of the datasets keep accepts, then the empty lake file,
+// which has the columns of every layout and no row, so the view binds
+// whatever layouts (or no file at all) the rest hold.
 func (s *urlService) lakePaths(snap *catalog.Snapshot, keep func(uint32) bool) ([]string, error) {
 	lp, ok := s.st.(catalog.LocalPather)
 	if !ok {
@@ -181,14 +177,11 @@ func (s *urlService) lakePaths(snap *catalog.Snapshot, keep func(uint32) bool) (
 		}
 		out = append(out, p)
 	}
-	if len(out) == 0 {
-		p, err := s.emptyLakeFile(snap)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
+	p, err := s.emptyLakeFile()
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return append(out, p), nil
 }
 
 func (s *urlService) createURLsView(ctx context.Context, body string) error {

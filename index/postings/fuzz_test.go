@@ -9,48 +9,53 @@ import (
 )
 
 // FuzzDecodePayload: arbitrary payload bytes never panic, and whatever
-// decodes re-encodes to the same bytes (the encoding is canonical).
+// decodes re-encodes to the same bytes (each version's encoding is
+// canonical).
 func FuzzDecodePayload(f *testing.F) {
-	f.Add(appendPayload(nil, 1, []keySpans{{2, Spans{sp(1, 0, 5), sp(1, 1, 6), sp(4, 0, 7)}}, {5, Spans{spAt(3, 2, 1, 9)}}}, Version))
+	for _, v := range []uint32{2, 3, Version} {
+		f.Add(appendPayload(nil, 1, []keySpans{{2, Spans{sp(1, 0, 5), sp(1, 1, 6), sp(4, 0, 7)}}, {5, Spans{spAt(3, 2, 1, 9)}}}, v))
+	}
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 1, 1, 0, 0})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		if len(p) >= 4 { // give the CRC a chance to match
 			binary.LittleEndian.PutUint32(p, payloadCRC(1, p[4:]))
 		}
-		es, err := decodePayload(p, 1, Version)
-		// decoding one dataset checks the payload as a whole: it fails
-		// exactly when decoding all fails, and keeps that dataset's entry
-		for _, only := range []int64{0, 2, 5} {
-			one, err1 := decodePayloadOf(p, 1, Version, only)
-			if (err == nil) != (err1 == nil) {
-				t.Fatalf("decodePayloadOf(%d): %v, decodePayload: %v", only, err1, err)
-			}
-			var want []Entry
-			for _, e := range es {
-				if int64(e.DatasetID) == only {
-					want = append(want, e)
+		for _, version := range []uint32{2, 3, Version} {
+			es, err := decodePayload(p, 1, version)
+			// decoding one dataset checks the payload as a whole: it fails
+			// exactly when decoding all fails, and keeps that dataset's entry
+			for _, only := range []int64{0, 2, 5} {
+				one, err1 := decodePayloadOf(p, 1, version, only)
+				if (err == nil) != (err1 == nil) {
+					t.Fatalf("version %d: decodePayloadOf(%d): %v, decodePayload: %v", version, only, err1, err)
+				}
+				var want []Entry
+				for _, e := range es {
+					if int64(e.DatasetID) == only {
+						want = append(want, e)
+					}
+				}
+				if err == nil && !reflect.DeepEqual(one, want) {
+					t.Fatalf("version %d: decodePayloadOf(%d) = %+v, want %+v", version, only, one, want)
 				}
 			}
-			if err == nil && !reflect.DeepEqual(one, want) {
-				t.Fatalf("decodePayloadOf(%d) = %+v, want %+v", only, one, want)
+			if err != nil {
+				continue
 			}
-		}
-		if err != nil {
-			return
-		}
-		keys := make([]keySpans, len(es))
-		for i, e := range es {
-			keys[i] = keySpans{e.DatasetID, e.spans}
-			if checkSpans(e.spans) != nil || e.spans.Rows() != e.URLCount || (i > 0 && es[i-1].DatasetID >= e.DatasetID) {
-				t.Fatalf("decoded %+v breaks P1/P3/P4", es)
+			keys := make([]keySpans, len(es))
+			for i, e := range es {
+				keys[i] = keySpans{e.DatasetID, e.spans}
+				if checkSpans(e.spans) != nil || e.spans.Rows() != e.URLCount || (i > 0 && es[i-1].DatasetID >= e.DatasetID) {
+					t.Fatalf("version %d: decoded %+v breaks P1/P3/P4", version, es)
+				}
+				w, skip := e.spans.Window(e.URLCount/2, e.URLCount/3+1)
+				if len(w) > 0 && skip >= uint64(w[0].Rows) {
+					t.Fatalf("Window skip %d past its first span %v", skip, w[0])
+				}
 			}
-			w, skip := e.spans.Window(e.URLCount/2, e.URLCount/3+1)
-			if len(w) > 0 && skip >= uint64(w[0].Rows) {
-				t.Fatalf("Window skip %d past its first span %v", skip, w[0])
+			if got := appendPayload(nil, 1, keys, version); !bytes.Equal(got, p) {
+				t.Fatalf("version %d: decoded %+v re-encodes to %x, not %x", version, es, got, p)
 			}
-		}
-		if got := appendPayload(nil, 1, keys, Version); !bytes.Equal(got, p) {
-			t.Fatalf("decoded %+v re-encodes to %x, not %x", es, got, p)
 		}
 	})
 }
@@ -59,6 +64,16 @@ func FuzzDecodePayload(f *testing.F) {
 func FuzzOpen(f *testing.F) {
 	s := writeShard(f, corpus(10), 3, false)
 	f.Add(s.idx, s.dat)
+	for _, v := range []uint32{2, 3} {
+		var ib, db bytes.Buffer
+		w, _ := NewWriterConfig(&ib, &db, Config{SparseStride: 3, version: v})
+		for _, p := range corpus(10) {
+			w.Add(p.d, p.ds, p.spans)
+		}
+		w.Close()
+		f.Add(ib.Bytes(), db.Bytes())
+	}
+	f.Add([]byte("PDX4"), []byte{})
 	f.Add([]byte("PDX3"), []byte{})
 	f.Add([]byte("PDX2"), []byte{})
 	f.Fuzz(func(t *testing.T, idx, dat []byte) {

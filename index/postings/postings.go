@@ -33,20 +33,34 @@ import (
 )
 
 // Format constants; see docs/format/postings.md. Writers write Version;
-// readers read it and version 2 (magic "PDX2"), whose spans do not record
-// their first row.
+// readers read it, version 3 (magic "PDX3": 20-byte entries, a byte more
+// per key for its span count and row group) and version 2 (magic "PDX2",
+// whose spans do not record their first row).
 const (
-	Magic         = "PDX3"
-	Version       = 3
+	Magic         = "PDX4"
+	Version       = 4
+	magicV3       = "PDX3"
 	magicV2       = "PDX2"
 	headerSize    = 40
-	entrySize     = 20 // domain_id u64, payload_offset u64, payload_len u32
-	sparseSize    = 12 // domain_id u64, block CRC-32C u32
-	minPayload    = 9  // CRC, dataset count, one dataset of one 3-byte span
+	entrySize     = 12 // domain_id u64, payload_offset u32 (version 4)
+	sparseSize    = 16 // domain_id u64, block CRC-32C u32, block's first payload_offset u32 (version 4)
+	entrySizeV3   = 20 // domain_id u64, payload_offset u64, payload_len u32 (versions 2, 3)
+	sparseSizeV3  = 12 // domain_id u64, block CRC-32C u32 (versions 2, 3)
+	minPayload    = 9  // CRC, dataset count, one dataset of one span
 	DefaultStride = 256
 	maxStride     = 1 << 16
 	maxEntries    = 1 << 40
+	// maxDat bounds a version-4 dat: payload offsets are 32 bits
+	maxDat = 1<<32 - 1
 )
+
+// layoutOf is the idx entry and sparse entry sizes of a version.
+func layoutOf(version uint32) (entry, sparse int) {
+	if version >= 4 {
+		return entrySize, sparseSize
+	}
+	return entrySizeV3, sparseSizeV3
+}
 
 // Sentinel errors, checked with errors.Is.
 var (
@@ -153,20 +167,27 @@ func spanLess(a, b Span) int {
 }
 
 // idxEntry is one postings.idx entry: a domain and where its payload is.
+// A version-4 entry stores only the offset; its length is where the next
+// payload starts (P2), read from the next entry or the sparse index.
 type idxEntry struct {
 	DomainID      uint64
 	PayloadOffset uint64
 	PayloadLen    uint32
 }
 
-func putEntry(b []byte, e idxEntry) {
+// appendEntry appends e in the entry layout of version.
+func appendEntry(b []byte, e idxEntry, version uint32) []byte {
 	le := binary.LittleEndian
-	le.PutUint64(b[0:], e.DomainID)
-	le.PutUint64(b[8:], e.PayloadOffset)
-	le.PutUint32(b[16:], e.PayloadLen)
+	b = le.AppendUint64(b, e.DomainID)
+	if version >= 4 {
+		return le.AppendUint32(b, uint32(e.PayloadOffset))
+	}
+	b = le.AppendUint64(b, e.PayloadOffset)
+	return le.AppendUint32(b, e.PayloadLen)
 }
 
-func getEntry(b []byte) idxEntry {
+// getEntryV3 decodes a version-2 or -3 entry.
+func getEntryV3(b []byte) idxEntry {
 	le := binary.LittleEndian
 	return idxEntry{DomainID: le.Uint64(b[0:]), PayloadOffset: le.Uint64(b[8:]), PayloadLen: le.Uint32(b[16:])}
 }
@@ -210,7 +231,11 @@ func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 // minus one after a span of the same key in the same file, else absolute),
 // in version 3 uvarint first_field (0: not recorded, else first row + 1),
 // and uvarint rows, omitted when the key has one span (it is url_count).
-// Version 2 has no first_field.
+// Version 2 has no first_field. Version 4 folds a flag into url_count and
+// one into the file delta: url_count << 1 | (more than one span), the span
+// count following only when set; zigzag(file delta) << 1 | (row_group field
+// is not 0), the row_group field following only when set. Most keys have
+// one span in row group 0, so that saves two bytes a key.
 func appendPayload(dst []byte, domainID uint64, keys []keySpans, version uint32) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
@@ -224,14 +249,29 @@ func appendPayload(dst []byte, domainID uint64, keys []keySpans, version uint32)
 			dst = binary.AppendUvarint(dst, uint64(ks.datasetID-prevDS-1))
 		}
 		prevDS = ks.datasetID
-		dst = binary.AppendUvarint(dst, ks.spans.Rows())
-		dst = binary.AppendUvarint(dst, uint64(len(ks.spans)))
+		multi := len(ks.spans) > 1
+		if version >= 4 {
+			dst = binary.AppendUvarint(dst, ks.spans.Rows()<<1|b2u(multi))
+			if multi {
+				dst = binary.AppendUvarint(dst, uint64(len(ks.spans)))
+			}
+		} else {
+			dst = binary.AppendUvarint(dst, ks.spans.Rows())
+			dst = binary.AppendUvarint(dst, uint64(len(ks.spans)))
+		}
 		for i, sp := range ks.spans {
-			dst = binary.AppendUvarint(dst, zigzag(int64(sp.FileID)-prevFile))
+			rg := uint64(sp.RowGroup)
 			if i > 0 && sp.FileID == ks.spans[i-1].FileID {
-				dst = binary.AppendUvarint(dst, uint64(sp.RowGroup-ks.spans[i-1].RowGroup-1))
+				rg = uint64(sp.RowGroup - ks.spans[i-1].RowGroup - 1)
+			}
+			if fz := zigzag(int64(sp.FileID) - prevFile); version >= 4 {
+				dst = binary.AppendUvarint(dst, fz<<1|b2u(rg != 0))
+				if rg != 0 {
+					dst = binary.AppendUvarint(dst, rg)
+				}
 			} else {
-				dst = binary.AppendUvarint(dst, uint64(sp.RowGroup))
+				dst = binary.AppendUvarint(dst, fz)
+				dst = binary.AppendUvarint(dst, rg)
 			}
 			if version >= 3 {
 				first := uint64(0)
@@ -240,7 +280,7 @@ func appendPayload(dst []byte, domainID uint64, keys []keySpans, version uint32)
 				}
 				dst = binary.AppendUvarint(dst, first)
 			}
-			if len(ks.spans) > 1 {
+			if multi {
 				dst = binary.AppendUvarint(dst, uint64(sp.Rows))
 			}
 			prevFile = int64(sp.FileID)
@@ -250,6 +290,13 @@ func appendPayload(dst []byte, domainID uint64, keys []keySpans, version uint32)
 	return dst
 }
 
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func payloadCRC(domainID uint64, body []byte) uint32 {
 	var k [8]byte
 	binary.LittleEndian.PutUint64(k[:], domainID)
@@ -257,7 +304,7 @@ func payloadCRC(domainID uint64, body []byte) uint32 {
 }
 
 // decodePayload checks a payload's CRC against its domain and decodes it,
-// enforcing P1 (datasets), P3 and P4. version is the shard's (2 or 3).
+// enforcing P1 (datasets), P3 and P4. version is the shard's (2 to 4).
 func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
 	return decodePayloadOf(p, domainID, version, -1)
 }
@@ -285,9 +332,14 @@ func decodePayloadOf(p []byte, domainID uint64, version uint32, only int64) ([]E
 		return v, true
 	}
 	const u32 = 1<<32 - 1
+	// a dataset takes at least 4 bytes (id, count, a span's file and first
+	// fields; 5 before version 4), which bounds the allocation
+	minDataset, minSpan := uint64(5), uint64(2)
+	if version >= 4 {
+		minDataset = 4
+	}
 	count, ok := next(u32)
-	// Each dataset takes at least 5 bytes, which bounds the allocation.
-	if !ok || count == 0 || count*5 > uint64(len(body)) {
+	if !ok || count == 0 || count*minDataset > uint64(len(body)) {
 		return nil, corruptf("bad dataset count")
 	}
 	var out []Entry
@@ -298,10 +350,27 @@ func decodePayloadOf(p []byte, domainID uint64, version uint32, only int64) ([]E
 	var prevDS uint64
 	for k := range count {
 		dsField, ok1 := next(u32)
-		urlCount, ok2 := next(1<<63 - 1)
-		nSpans, ok3 := next(u32)
+		countLimit := uint64(1<<63 - 1)
+		if version >= 4 {
+			countLimit = 1<<64 - 1 // url_count << 1 | flag
+		}
+		urlCount, ok2 := next(countLimit)
+		nSpans, ok3 := uint64(1), true
+		if version >= 4 {
+			multi := urlCount&1 == 1
+			urlCount >>= 1
+			// a flagged key has 2 spans or more, so each payload has one
+			// encoding
+			if multi {
+				if nSpans, ok3 = next(u32); nSpans < 2 {
+					ok3 = false
+				}
+			}
+		} else {
+			nSpans, ok3 = next(u32)
+		}
 		// each span takes at least 2 bytes
-		if !ok1 || !ok2 || !ok3 || urlCount == 0 || nSpans == 0 || nSpans*2 > uint64(len(body)) {
+		if !ok1 || !ok2 || !ok3 || urlCount == 0 || nSpans == 0 || nSpans*minSpan > uint64(len(body)) {
 			return nil, corruptf("dataset %d is malformed", k)
 		}
 		ds := dsField
@@ -321,7 +390,20 @@ func decodePayloadOf(p []byte, domainID uint64, version uint32, only int64) ([]E
 		var prev Span
 		for i := range nSpans {
 			fz, ok1 := next(1<<64 - 1)
-			rg, ok2 := next(u32)
+			var rg uint64
+			ok2 := true
+			if version >= 4 {
+				hasRG := fz&1 == 1
+				fz >>= 1
+				// a flagged field is not 0, so each payload has one encoding
+				if hasRG {
+					if rg, ok2 = next(u32); rg == 0 {
+						ok2 = false
+					}
+				}
+			} else {
+				rg, ok2 = next(u32)
+			}
 			if !ok1 || !ok2 {
 				return nil, corruptf("dataset %d span %d is malformed", k, i)
 			}

@@ -152,61 +152,83 @@ func TestPayloadRoundTrip(t *testing.T) {
 	}
 }
 
-// TestVersion2ShardsRead: a shard written before first rows were recorded
-// reads, its spans without first rows, and merges into a current shard.
-func TestVersion2ShardsRead(t *testing.T) {
-	ps := corpus(50)
-	var ib, db bytes.Buffer
-	w, err := NewWriterConfig(&ib, &db, Config{version: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		if err := w.Add(p.d, p.ds, p.spans); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if string(ib.Bytes()[:4]) != "PDX2" {
-		t.Fatalf("magic %q", ib.Bytes()[:4])
-	}
-	old := shard{ib.Bytes(), db.Bytes()}.open(t, Options{})
-	if old.FormatVersion() != 2 {
-		t.Fatalf("FormatVersion = %d", old.FormatVersion())
-	}
-	if err := old.Verify(); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		e, ok, err := old.Lookup(p.d, p.ds)
-		if err != nil || !ok {
-			t.Fatalf("Lookup(%d, %d) = %v, %v", p.d, p.ds, ok, err)
-		}
-		got, _ := old.Payload(e)
-		for i, s := range got {
-			want := p.spans[i]
-			if s.HasFirst || s.FileID != want.FileID || s.RowGroup != want.RowGroup || s.Rows != want.Rows {
-				t.Fatalf("span %d of (%d, %d) = %+v, want %+v without its first row", i, p.d, p.ds, s, want)
+// TestOlderShardsRead: shards of versions 2 (spans without first rows)
+// and 3 (20-byte entries, span counts and row groups always written) read,
+// and merge into a current shard.
+func TestOlderShardsRead(t *testing.T) {
+	for _, version := range []uint32{2, 3} {
+		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
+			ps := corpus(50)
+			var ib, db bytes.Buffer
+			w, err := NewWriterConfig(&ib, &db, Config{version: version})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	// a newer batch (with first rows) merged with the old shard
-	newer := []posting{{ps[0].d, ps[0].ds, Spans{spAt(1<<31, 0, 5, 100)}}}
-	var mi, md bytes.Buffer
-	mw := NewWriter(&mi, &md)
-	if err := Merge(mw, old, writeShard(t, newer, 0, false).open(t, Options{})); err != nil {
-		t.Fatal(err)
-	}
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	m := shard{mi.Bytes(), md.Bytes()}.open(t, Options{LoadIndex: true})
-	e, _, _ := m.Lookup(ps[0].d, ps[0].ds)
-	got, _ := m.Payload(e)
-	if last := got[len(got)-1]; last != newer[0].spans[0] || got[0].HasFirst || m.FormatVersion() != Version {
-		t.Fatalf("merged spans %+v (version %d)", got, m.FormatVersion())
+			for _, p := range ps {
+				if err := w.Add(p.d, p.ds, p.spans); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("PDX%d", version); string(ib.Bytes()[:4]) != want {
+				t.Fatalf("magic %q, want %q", ib.Bytes()[:4], want)
+			}
+			for _, o := range []Options{{}, {LoadIndex: true}} {
+				old := shard{ib.Bytes(), db.Bytes()}.open(t, o)
+				if old.FormatVersion() != version {
+					t.Fatalf("FormatVersion = %d", old.FormatVersion())
+				}
+				if err := old.Verify(); err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range ps {
+					e, ok, err := old.Lookup(p.d, p.ds)
+					if err != nil || !ok {
+						t.Fatalf("Lookup(%d, %d) = %v, %v", p.d, p.ds, ok, err)
+					}
+					got, _ := old.Payload(e)
+					for i, s := range got {
+						want := p.spans[i]
+						if version == 2 {
+							want.First, want.HasFirst = 0, false
+						}
+						if s != want {
+							t.Fatalf("span %d of (%d, %d) = %+v, want %+v", i, p.d, p.ds, s, want)
+						}
+					}
+				}
+			}
+			// a newer batch (with first rows) merged with the old shard
+			old := shard{ib.Bytes(), db.Bytes()}.open(t, Options{})
+			newer := []posting{{ps[0].d, ps[0].ds, Spans{spAt(1<<31, 0, 5, 100)}}}
+			var mi, md bytes.Buffer
+			mw := NewWriter(&mi, &md)
+			if err := Merge(mw, old, writeShard(t, newer, 0, false).open(t, Options{})); err != nil {
+				t.Fatal(err)
+			}
+			if err := mw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			m := shard{mi.Bytes(), md.Bytes()}.open(t, Options{LoadIndex: true})
+			e, _, _ := m.Lookup(ps[0].d, ps[0].ds)
+			got, _ := m.Payload(e)
+			want := append(slices.Clone(ps[0].spans), newer[0].spans[0])
+			if version == 2 {
+				for i := range len(want) - 1 {
+					want[i].First, want[i].HasFirst = 0, false
+				}
+			}
+			if !slices.Equal(got, want) || m.FormatVersion() != Version {
+				t.Fatalf("merged spans %+v (version %d), want %+v", got, m.FormatVersion(), want)
+			}
+			// the same postings in version 4 take less room (version 2
+			// had no first rows to write)
+			if mi.Len() >= ib.Len() || version == 3 && md.Len() >= db.Len() {
+				t.Errorf("version %d shard: idx %d dat %d bytes; merged into version %d: %d and %d", version, ib.Len(), db.Len(), Version, mi.Len(), md.Len())
+			}
+		})
 	}
 }
 
@@ -381,8 +403,19 @@ func TestOpenRejects(t *testing.T) {
 		edit func(s shard) shard
 		want error
 	}{
-		{"version 4 is rejected as unknown", func(s shard) shard {
-			binary.LittleEndian.PutUint32(s.idx[4:], 4)
+		{"version 5 is rejected as unknown", func(s shard) shard {
+			binary.LittleEndian.PutUint32(s.idx[4:], 5)
+			fixHeader(s.idx)
+			return s
+		}, ErrVersion},
+		{"magic PDX5 is rejected as unknown", func(s shard) shard {
+			copy(s.idx, "PDX5")
+			binary.LittleEndian.PutUint32(s.idx[4:], 5)
+			fixHeader(s.idx)
+			return s
+		}, ErrVersion},
+		{"version 3 under version 4's magic is rejected", func(s shard) shard {
+			binary.LittleEndian.PutUint32(s.idx[4:], 3)
 			fixHeader(s.idx)
 			return s
 		}, ErrVersion},

@@ -14,21 +14,24 @@ import (
 
 // Options tune Open.
 type Options struct {
-	// LoadIndex reads all idx entries on Open (20 bytes a domain) and checks
-	// P1, P2 and every block CRC, so lookups read only the payload.
+	// LoadIndex reads all idx entries on Open (12 bytes a domain; 20
+	// before version 4) and checks P1, P2 and every block CRC, so lookups
+	// read only the payload.
 	LoadIndex bool
 }
 
 // Reader reads one shard.
 type Reader struct {
-	version  uint32 // 2 or 3 (Version)
+	version  uint32 // 2 to 4 (Version)
 	idx, dat io.ReaderAt
 	n        uint64 // domains
 	datSize  uint64
 	stride   uint64
-	sparse   []byte    // one 12-byte key+CRC per block
+	entry    uint64    // bytes per idx entry (layoutOf)
+	sparseN  uint64    // bytes per sparse entry (layoutOf)
+	sparse   []byte    // one key+CRC(+first offset) per block
 	entries  []byte    // with LoadIndex
-	bufs     sync.Pool // *[]byte block buffers, so lookups do not allocate 5 KiB each
+	bufs     sync.Pool // *[]byte block buffers, so lookups do not allocate 3 KiB each
 }
 
 func readErr(what string, err error) error {
@@ -58,11 +61,13 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 	switch string(h[:4]) {
 	case Magic:
 		version = Version
+	case magicV3:
+		version = 3
 	case magicV2:
 		version = 2
 	default:
 		if string(h[:3]) == "PDX" {
-			return nil, fmt.Errorf("%w: magic %q (this reader knows %q and %q; rebuild the index with this version's dhsi ingest)", ErrVersion, h[:4], magicV2, Magic)
+			return nil, fmt.Errorf("%w: magic %q (this reader knows %q, %q and %q; rebuild the index with this version's dhsi ingest)", ErrVersion, h[:4], magicV2, magicV3, Magic)
 		}
 		return nil, corruptf("bad magic %q", h[:4])
 	}
@@ -72,7 +77,8 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 	if got, want := binio.CRC(h[:36]), le.Uint32(h[36:]); got != want {
 		return nil, corruptf("header checksum %08x, want %08x", got, want)
 	}
-	r := &Reader{version: version, idx: idx, dat: dat, n: le.Uint64(h[8:]), datSize: le.Uint64(h[16:]), stride: uint64(le.Uint32(h[24:]))}
+	es, ss := layoutOf(version)
+	r := &Reader{version: version, idx: idx, dat: dat, n: le.Uint64(h[8:]), datSize: le.Uint64(h[16:]), stride: uint64(le.Uint32(h[24:])), entry: uint64(es), sparseN: uint64(ss)}
 	if le.Uint32(h[28:]) != 0 {
 		return nil, corruptf("reserved header field is not zero")
 	}
@@ -80,13 +86,13 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 		return nil, corruptf("stride %d or count %d out of range", r.stride, r.n)
 	}
 	blocks := (r.n + r.stride - 1) / r.stride
-	if uint64(idxSize) != headerSize+r.n*entrySize+blocks*sparseSize {
-		return nil, corruptf("idx is %d bytes, header implies %d", idxSize, headerSize+r.n*entrySize+blocks*sparseSize)
+	if uint64(idxSize) != headerSize+r.n*r.entry+blocks*r.sparseN {
+		return nil, corruptf("idx is %d bytes, header implies %d", idxSize, headerSize+r.n*r.entry+blocks*r.sparseN)
 	}
-	if datSize < 0 || uint64(datSize) != r.datSize || r.datSize < r.n*minPayload {
+	if datSize < 0 || uint64(datSize) != r.datSize || r.datSize < r.n*minPayload || version >= 4 && r.datSize > maxDat {
 		return nil, corruptf("dat is %d bytes, idx header says %d for %d domains", datSize, r.datSize, r.n)
 	}
-	sparseOff := int64(headerSize + r.n*entrySize)
+	sparseOff := int64(headerSize + r.n*r.entry)
 	readFrom := sparseOff
 	if o.LoadIndex {
 		readFrom = headerSize // entries and sparse index are contiguous
@@ -100,24 +106,34 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 		return nil, corruptf("sparse index checksum %08x, want %08x", got, want)
 	}
 	for b := uint64(1); b < blocks; b++ {
-		if entryKey(r.sparse[(b-1)*sparseSize:]) >= entryKey(r.sparse[b*sparseSize:]) {
+		if entryKey(r.sparse[(b-1)*r.sparseN:]) >= entryKey(r.sparse[b*r.sparseN:]) {
 			return nil, corruptf("sparse key %d is not after key %d", b, b-1)
 		}
+		if version >= 4 && r.blockStart(b-1) > r.blockStart(b) {
+			return nil, corruptf("sparse block %d starts in dat before block %d", b, b-1)
+		}
+	}
+	if version >= 4 && blocks > 0 && r.blockStart(0) != 0 {
+		return nil, corruptf("the first payload is at %d, not 0", r.blockStart(0))
 	}
 	if o.LoadIndex {
 		entries := tail[:sparseOff-readFrom]
+		next := uint64(0)
 		for b := uint64(0); b < blocks; b++ {
-			if err := r.checkBlock(b, entries[b*r.stride*entrySize:min(r.n, (b+1)*r.stride)*entrySize], true); err != nil {
+			blk := entries[b*r.stride*r.entry : min(r.n, (b+1)*r.stride)*r.entry]
+			if err := r.checkBlock(b, blk, true); err != nil {
 				return nil, err
 			}
-		}
-		next := uint64(0)
-		for i := uint64(0); i < r.n; i++ {
-			e := getEntry(entries[i*entrySize:])
-			if e.PayloadOffset != next {
-				return nil, corruptf("entry %d payload at %d, previous ended at %d", i, e.PayloadOffset, next)
+			for i := 0; uint64(i)*r.entry < uint64(len(blk)); i++ {
+				e, err := r.entryAt(b, blk, i)
+				if err != nil {
+					return nil, err
+				}
+				if e.PayloadOffset != next {
+					return nil, corruptf("block %d entry %d payload at %d, previous ended at %d", b, i, e.PayloadOffset, next)
+				}
+				next += uint64(e.PayloadLen)
 			}
-			next += uint64(e.PayloadLen)
 		}
 		if next != r.datSize {
 			return nil, corruptf("payloads end at %d, dat_size is %d", next, r.datSize)
@@ -125,6 +141,34 @@ func OpenWith(idx io.ReaderAt, idxSize int64, dat io.ReaderAt, datSize int64, o 
 		r.entries = entries
 	}
 	return r, nil
+}
+
+// blockStart is, in version 4, where block b's first payload starts in
+// dat (its sparse entry), or dat_size past the last block.
+func (r *Reader) blockStart(b uint64) uint64 {
+	if b*r.sparseN >= uint64(len(r.sparse)) {
+		return r.datSize
+	}
+	return uint64(binary.LittleEndian.Uint32(r.sparse[b*r.sparseN+12:]))
+}
+
+// entryAt decodes entry i of block b (blk). A version-4 entry's payload
+// ends where the next entry's starts, or the next block's.
+func (r *Reader) entryAt(b uint64, blk []byte, i int) (idxEntry, error) {
+	at := uint64(i) * r.entry
+	if r.version < 4 {
+		return getEntryV3(blk[at:]), nil
+	}
+	le := binary.LittleEndian
+	off := uint64(le.Uint32(blk[at+8:]))
+	end := r.blockStart(b + 1)
+	if at+r.entry < uint64(len(blk)) {
+		end = uint64(le.Uint32(blk[at+r.entry+8:]))
+	}
+	if end < off || end-off > 1<<32-1 {
+		return idxEntry{}, corruptf("idx block %d entry %d: payload from %d to %d", b, i, off, end)
+	}
+	return idxEntry{DomainID: le.Uint64(blk[at:]), PayloadOffset: off, PayloadLen: uint32(end - off)}, nil
 }
 
 // FormatVersion is the shard's format version: 2 (spans without first
@@ -140,19 +184,25 @@ func (r *Reader) Len() uint64 { return r.n }
 // block a writer enforcing P1 wrote, and payload() re-checks the one entry
 // it uses. LoadIndex and Verify check everything.
 func (r *Reader) checkBlock(b uint64, blk []byte, full bool) error {
-	s := r.sparse[b*sparseSize:]
+	s := r.sparse[b*r.sparseN:]
 	if got, want := binio.CRC(blk), binary.LittleEndian.Uint32(s[8:]); got != want {
 		return corruptf("idx block %d checksum %08x, want %08x", b, got, want)
 	}
 	if entryKey(blk) != entryKey(s) {
 		return corruptf("idx block %d starts at a key other than its sparse key", b)
 	}
+	if r.version >= 4 && uint64(binary.LittleEndian.Uint32(blk[8:])) != r.blockStart(b) {
+		return corruptf("idx block %d starts in dat elsewhere than its sparse entry says", b)
+	}
 	if !full {
 		return nil
 	}
 	d := entryKey(blk)
-	for i := 0; i < len(blk)/entrySize; i++ {
-		e := getEntry(blk[i*entrySize:])
+	for i := 0; uint64(i)*r.entry < uint64(len(blk)); i++ {
+		e, err := r.entryAt(b, blk, i)
+		if err != nil {
+			return err
+		}
 		if i > 0 && d >= e.DomainID {
 			return corruptf("idx block %d entry %d is out of order", b, i)
 		}
@@ -169,19 +219,19 @@ func (r *Reader) checkBlock(b uint64, blk []byte, full bool) error {
 func (r *Reader) withBlock(b uint64, full bool, fn func(blk []byte) error) error {
 	lo, hi := b*r.stride, min(r.n, (b+1)*r.stride)
 	if r.entries != nil {
-		return fn(r.entries[lo*entrySize : hi*entrySize])
+		return fn(r.entries[lo*r.entry : hi*r.entry])
 	}
 	bp, _ := r.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
 	defer r.bufs.Put(bp)
-	if n := int((hi - lo) * entrySize); cap(*bp) < n {
+	if n := int((hi - lo) * r.entry); cap(*bp) < n {
 		*bp = make([]byte, n)
 	} else {
 		*bp = (*bp)[:n]
 	}
-	if err := binio.ReadFull(r.idx, int64(headerSize+lo*entrySize), *bp); err != nil {
+	if err := binio.ReadFull(r.idx, int64(headerSize+lo*r.entry), *bp); err != nil {
 		return readErr(fmt.Sprintf("idx block %d", b), err)
 	}
 	if err := r.checkBlock(b, *bp, full); err != nil {
@@ -191,20 +241,23 @@ func (r *Reader) withBlock(b uint64, full bool, fn func(blk []byte) error) error
 }
 
 // find returns domainID's idx entry: one ReadAt of one idx block
-// (stride*20 bytes), none with LoadIndex.
+// (stride entries), none with LoadIndex.
 func (r *Reader) find(domainID uint64) (idxEntry, bool, error) {
-	blocks := len(r.sparse) / sparseSize
-	b := sort.Search(blocks, func(i int) bool { return entryKey(r.sparse[i*sparseSize:]) > domainID }) - 1
+	blocks := len(r.sparse) / int(r.sparseN)
+	b := sort.Search(blocks, func(i int) bool { return entryKey(r.sparse[uint64(i)*r.sparseN:]) > domainID }) - 1
 	if b < 0 {
 		return idxEntry{}, false, nil
 	}
 	var e idxEntry
 	found := false
 	err := r.withBlock(uint64(b), false, func(blk []byte) error {
-		i := sort.Search(len(blk)/entrySize, func(i int) bool { return entryKey(blk[i*entrySize:]) >= domainID })
-		if i*entrySize < len(blk) {
-			e = getEntry(blk[i*entrySize:])
-			found = e.DomainID == domainID
+		es := int(r.entry)
+		i := sort.Search(len(blk)/es, func(i int) bool { return entryKey(blk[i*es:]) >= domainID })
+		if i*es < len(blk) && entryKey(blk[i*es:]) == domainID {
+			var err error
+			e, err = r.entryAt(uint64(b), blk, i)
+			found = err == nil
+			return err
 		}
 		return nil
 	})
@@ -273,10 +326,14 @@ func (r *Reader) Payload(e Entry) (Spans, error) {
 func (r *Reader) All() iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
 		stop := errors.New("stop")
-		for b := uint64(0); b < uint64(len(r.sparse)/sparseSize); b++ {
+		for b := uint64(0); b < uint64(len(r.sparse))/r.sparseN; b++ {
 			err := r.withBlock(b, true, func(blk []byte) error {
-				for i := 0; i*entrySize < len(blk); i++ {
-					es, err := r.payload(getEntry(blk[i*entrySize:]))
+				for i := 0; uint64(i)*r.entry < uint64(len(blk)); i++ {
+					e, err := r.entryAt(b, blk, i)
+					if err != nil {
+						return err
+					}
+					es, err := r.payload(e)
 					if err != nil {
 						return err
 					}
@@ -305,10 +362,13 @@ func (r *Reader) All() iter.Seq2[Entry, error] {
 func (r *Reader) Verify() error {
 	next := uint64(0)
 	var prev uint64
-	for b := uint64(0); b < uint64(len(r.sparse)/sparseSize); b++ {
+	for b := uint64(0); b < uint64(len(r.sparse))/r.sparseN; b++ {
 		err := r.withBlock(b, true, func(blk []byte) error {
-			for i := 0; i*entrySize < len(blk); i++ {
-				e := getEntry(blk[i*entrySize:])
+			for i := 0; uint64(i)*r.entry < uint64(len(blk)); i++ {
+				e, err := r.entryAt(b, blk, i)
+				if err != nil {
+					return err
+				}
 				if (b > 0 || i > 0) && prev >= e.DomainID {
 					return corruptf("domain entry %d of block %d is out of order", i, b)
 				}

@@ -17,8 +17,8 @@ type Config struct {
 	// sparse index holds one 12-byte key+CRC per block and a lookup reads
 	// one block, so the stride trades Open size against bytes per lookup.
 	SparseStride uint32
-	// version is the format written: Version, or 2 in tests of readers
-	// of older shards.
+	// version is the format written: Version, or 2 or 3 in tests of
+	// readers of older shards.
 	version uint32
 }
 
@@ -46,9 +46,9 @@ func (c Config) Validate() error {
 //
 // Memory: one domain's spans are held until the next domain starts; its
 // payload then streams to dat. idx entries stream to idx when it is an
-// io.WriterAt (an *os.File is), and are otherwise held in memory (20 bytes
+// io.WriterAt (an *os.File is), and are otherwise held in memory (12 bytes
 // a domain) until Close, because the header carries the count. The sparse
-// index (12 bytes per stride domains) is held until Close.
+// index (16 bytes per stride domains) is held until Close.
 type Writer struct {
 	idx      *binio.Sink
 	dat      *bufio.Writer
@@ -125,21 +125,28 @@ func (w *Writer) flushDomain() error {
 		w.err = fmt.Errorf("%w: domain %d: payload of %d bytes", ErrInput, w.domain, len(w.payload))
 		return w.err
 	}
+	if w.version >= 4 && w.datOff+uint64(len(w.payload)) > maxDat {
+		w.err = fmt.Errorf("%w: domain %d: a shard's postings.dat passes %d bytes; write the index with more shards", ErrInput, w.domain, uint64(maxDat))
+		return w.err
+	}
 	if _, err := w.dat.Write(w.payload); err != nil {
 		w.err = fmt.Errorf("postings: write payload: %w", err)
 		return w.err
 	}
 	e := idxEntry{DomainID: w.domain, PayloadOffset: w.datOff, PayloadLen: uint32(len(w.payload))}
-	w.datOff += uint64(len(w.payload))
-	var b [entrySize]byte
-	putEntry(b[:], e)
+	var buf [entrySizeV3]byte
+	b := appendEntry(buf[:0], e, w.version)
 	if w.n%uint64(w.stride) == 0 {
 		w.closeBlock()
 		w.sparse = binary.LittleEndian.AppendUint64(w.sparse, w.domain)
 		w.sparse = append(w.sparse, 0, 0, 0, 0) // block CRC, set by closeBlock
+		if w.version >= 4 {
+			w.sparse = binary.LittleEndian.AppendUint32(w.sparse, uint32(w.datOff))
+		}
 	}
-	w.blockCRC = binio.CRCUpdate(w.blockCRC, b[:])
-	if _, err := w.idx.Write(b[:]); err != nil {
+	w.datOff += uint64(len(w.payload))
+	w.blockCRC = binio.CRCUpdate(w.blockCRC, b)
+	if _, err := w.idx.Write(b); err != nil {
 		w.err = fmt.Errorf("postings: write entry: %w", err)
 		return w.err
 	}
@@ -147,10 +154,12 @@ func (w *Writer) flushDomain() error {
 	return nil
 }
 
-// closeBlock stores the running CRC of the block just finished.
+// closeBlock stores the running CRC of the block just finished in its
+// sparse entry.
 func (w *Writer) closeBlock() {
 	if len(w.sparse) > 0 {
-		binary.LittleEndian.PutUint32(w.sparse[len(w.sparse)-4:], w.blockCRC)
+		_, ss := layoutOf(w.version)
+		binary.LittleEndian.PutUint32(w.sparse[len(w.sparse)-ss+8:], w.blockCRC)
 	}
 	w.blockCRC = 0
 }
@@ -178,9 +187,12 @@ func (w *Writer) Close() error {
 	}
 	var hdr [headerSize]byte
 	le := binary.LittleEndian
-	if w.version == 2 {
+	switch w.version {
+	case 2:
 		copy(hdr[:], magicV2)
-	} else {
+	case 3:
+		copy(hdr[:], magicV3)
+	default:
 		copy(hdr[:], Magic)
 	}
 	le.PutUint32(hdr[4:], w.version)
