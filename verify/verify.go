@@ -17,7 +17,9 @@
 //	    at most its rows; entry counts equal their spans' rows; the rows of
 //	    all files equal the manifest's urls, and so do all entries' counts.
 //	V4. With Deep, every Parquet file is read whole by DuckDB, and its row
-//	    groups and rows are those files.tsv records.
+//	    groups and rows are those files.tsv records; in layout-4 files every
+//	    raw_edit rebuilds a raw URL other than its url, and no row has
+//	    both ts and ts_seconds (docs/format/lake.md L5, L6).
 //	V5. A version's dataset→domains file (absent in versions written before
 //	    it) passes its own Verify, has one entry per dataset of
 //	    datasets.json holding as many domains as the registry says, and is
@@ -398,6 +400,77 @@ func (r *run) parquet(f files.File) {
 	var n int64
 	if err := db.QueryRowContext(r.ctx, "SELECT count(hash(t)) FROM read_parquet("+lit+") t").Scan(&n); err != nil {
 		r.problem(f.Path, "reading its rows: %v", firstLine(err))
+		return
+	}
+	r.lakeRows(db, f.Path, lit)
+}
+
+// lakeRows checks the rules of a layout-4 file's rows that its columns
+// alone do not show (V4; docs/format/lake.md L5, L6): every raw_edit
+// decodes against its url to a raw URL other than url, and no row has
+// both ts and ts_seconds. Files of older layouts have neither column.
+func (r *run) lakeRows(db *sql.DB, key, lit string) {
+	cols := map[string]bool{}
+	rows, err := db.QueryContext(r.ctx, "SELECT name FROM parquet_schema("+lit+")")
+	if err != nil {
+		r.problem(key, "Parquet schema: %v", firstLine(err))
+		return
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			r.problem(key, "Parquet schema: %v", firstLine(err))
+			return
+		}
+		cols[name] = true
+	}
+	rows.Close()
+	if cols["ts"] && cols["ts_seconds"] {
+		var both int64
+		if err := db.QueryRowContext(r.ctx, "SELECT count(*) FROM read_parquet("+lit+") WHERE ts IS NOT NULL AND ts_seconds IS NOT NULL").Scan(&both); err != nil {
+			r.problem(key, "reading ts: %v", firstLine(err))
+		} else if both > 0 {
+			r.problem(key, "%d rows have both ts and ts_seconds (L6)", both)
+		}
+	}
+	if !cols["raw_edit"] {
+		return
+	}
+	edits, err := db.QueryContext(r.ctx, "SELECT url, raw_edit FROM read_parquet("+lit+") WHERE raw_edit IS NOT NULL")
+	if err != nil {
+		r.problem(key, "reading raw_edit: %v", firstLine(err))
+		return
+	}
+	defer edits.Close()
+	var buf []byte
+	bad := 0
+	for edits.Next() {
+		var url string
+		var edit []byte
+		if err := edits.Scan(&url, &edit); err != nil {
+			r.problem(key, "reading raw_edit: %v", firstLine(err))
+			return
+		}
+		buf, err = catalog.AppendRaw(buf[:0], url, edit)
+		switch {
+		case err != nil:
+			if bad == 0 {
+				r.problem(key, "the raw_edit of %s: %v", url, err)
+			}
+			bad++
+		case string(buf) == url:
+			if bad == 0 {
+				r.problem(key, "the raw_edit of %s rebuilds the url itself (L5)", url)
+			}
+			bad++
+		}
+	}
+	if err := edits.Err(); err != nil {
+		r.problem(key, "reading raw_edit: %v", firstLine(err))
+	}
+	if bad > 1 {
+		r.problem(key, "%d raw edits in all do not rebuild a raw URL", bad)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"os"
@@ -132,6 +133,11 @@ func TestVerifyFindsDamage(t *testing.T) {
 		// flip inside compressed bytes can decode to other bytes unseen
 		{"a bit flip in a Parquet file's data", parquet, flip(func(int) int { return 7 }), true, ""},
 		{"a truncated Parquet file", parquet, truncate, true, ""},
+		// zstd pages have no checksum: an edit damaged inside them reads as
+		// other bytes, which only decoding it against its url shows
+		{"a raw edit that does not decode", parquet, func(b []byte) []byte {
+			return rewriteParquet(t, b, "* REPLACE (CASE WHEN row_number() OVER () = 1 THEN '\\x0f'::BLOB ELSE raw_edit END AS raw_edit)")
+		}, true, "raw_edit of"},
 		{"a domain-record shard that no longer parses", shard, func(b []byte) []byte { return append(b, 0xff, 0xfe) }, false, ""},
 		{"a domain-record shard with a record of another shard", shard, func(b []byte) []byte {
 			return append(b, []byte("elsewhere-"+strings.Repeat("z", 3)+".example␟X␟␟2024-01-01T00:00:00Z␟␞\n")...)
@@ -166,6 +172,31 @@ func TestVerifyFindsDamage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rewriteParquet returns the Parquet file b with its rows selected by
+// DuckDB's `SELECT projection FROM file`, in one row group like the
+// small files of the tests, and the same key-value metadata.
+func rewriteParquet(t *testing.T, b []byte, projection string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.parquet"), filepath.Join(dir, "out.parquet")
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("COPY (SELECT " + projection + " FROM read_parquet('" + in + "')) TO '" + out + "' (FORMAT parquet, KV_METADATA {'dhsi.lake.layout': '4'})"); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestVerifyWritesNothing: verify of a store whose inbox a plain S3 client
