@@ -32,8 +32,8 @@ type sessionValue struct {
 // matchSessionValues matches SELECT item [[AS] alias] [, ...] where every
 // item is one of: [pg_catalog.]version(), current_setting('name') of a
 // parameter the session keeps, pg_backend_pid(), current_database(),
-// current_schema(), current_user, session_user, or a standard string
-// literal.
+// current_schema(), current_user, session_user, a standard string
+// literal, or NULL.
 func (s *session) matchSessionValues(toks []pgsql.Token) *nativeCall {
 	if len(toks) < 2 || !toks[0].Is("SELECT") {
 		return nil
@@ -91,6 +91,11 @@ func (s *session) sessionItem(toks []pgsql.Token) (sessionValue, int) {
 	}
 	if t.Kind != pgsql.Ident {
 		return sessionValue{}, 0
+	}
+	// NULL (a keyword, which the tokenizer gives as an identifier): typed
+	// as the DuckDB path sends it, int4
+	if t.Upper() == "NULL" && (len(toks) == 1 || toks[1].Text != "(" && toks[1].Text != ".") {
+		return sessionValue{name: "NULL", typ: duckdb.TYPE_INTEGER, value: func(*session) any { return nil }}, 1
 	}
 	// current_user and session_user take no parentheses
 	if len(toks) == 1 || toks[1].Text != "(" && toks[1].Text != "." {

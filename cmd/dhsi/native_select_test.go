@@ -118,7 +118,7 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		"SELECT current_setting('application_name') app, current_setting('TimeZone')", "SELECT current_setting('no_such_setting')",
 		"SELECT current_setting('memory_limit')", "SELECT pg_backend_pid() IS NOT NULL", "SELECT current_database(), session_user",
 		"SELECT current_user", "SELECT 'test plain returns'", "SELECT 'a' AS x, 'b' y", "SELECT E'a\\nb'", "SELECT current_schema()",
-		"SELECT version() FROM domain_datasets('x')", "SELECT current_user, 1"} {
+		"SELECT version() FROM domain_datasets('x')", "SELECT current_user, 1", "SELECT NULL", "select null AS nothing, 'x'", "SELECT NULL::int", "SELECT NULL IS NULL"} {
 		if got, want := answer(native, q, nil, true), answer(duck, q, nil, true); got != want {
 			t.Fatalf("%s:\nnative %q\nDuckDB %q", q, got, want)
 		}
