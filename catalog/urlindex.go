@@ -295,6 +295,63 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 	return rows, e.URLCount, nil
 }
 
+// LakeRun is one run of a domain's rows in the lake: the rows of one row
+// group of one file that hold the domain (one postings span).
+type LakeRun struct {
+	file files.File
+	span postings.Span
+}
+
+// DomainPrefix is the domain_prefix partition of the run's file, as the
+// urls view reports it.
+func (r LakeRun) DomainPrefix() string { return r.file.DomainPrefix }
+
+// Rows is the number of rows in the run.
+func (r LakeRun) Rows() int { return int(r.span.Rows) }
+
+// LakeRuns lists the runs that hold domain's rows of dataset, in
+// DomainURLs' order: together, the rows of the urls view whose domain is
+// domain and whose dataset_id is datasetID, found through the postings
+// instead of by scanning the lake (issue 17 §4). ReadLakeRun reads one.
+func (s *Snapshot) LakeRuns(domain string, datasetID uint32) ([]LakeRun, error) {
+	if s.empty || len(s.shards) == 0 {
+		return nil, nil
+	}
+	k := DomainKey(domain)
+	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
+	e, ok, err := r.Lookup(k, datasetID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	spans, err := r.Payload(e)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LakeRun, 0, len(spans))
+	for _, sp := range spans {
+		f, ok := s.files[sp.FileID]
+		if !ok {
+			return nil, fmt.Errorf("postings name file %d, which files.tsv lacks", sp.FileID)
+		}
+		out = append(out, LakeRun{file: f, span: sp})
+	}
+	return out, nil
+}
+
+// ReadLakeRun reads the rows of one run of domain (from LakeRuns of this
+// snapshot). The caller must not modify them: they may be the row
+// cache's.
+func (s *Snapshot) ReadLakeRun(ctx context.Context, domain string, run LakeRun) ([]URLRow, error) {
+	rows, n, err := s.x.readRowGroup(ctx, run.file.Path, run.span, domain, 0, -1)
+	if err != nil {
+		return nil, fmt.Errorf("%s row group %d: %w", run.file.Path, run.span.RowGroup, err)
+	}
+	if uint64(n) != uint64(run.span.Rows) || int64(len(rows)) != n {
+		return nil, fmt.Errorf("%s row group %d holds %d rows of %s, the postings say %d", run.file.Path, run.span.RowGroup, n, domain, run.span.Rows)
+	}
+	return rows, nil
+}
+
 // readRowGroup reads up to want rows, after skip, of one domain's rows in
 // the row group of a lake file that span sp names (sp.Rows of them, from
 // sp.First when the postings record it): a local file read in place, or

@@ -26,7 +26,13 @@ const nullArgMessage = "does not take NULL arguments"
 // domain_datasets((SELECT NULL)) did. DuckDB folds the CASE while binding,
 // so a NULL becomes an ordinary error and a value passes through
 // unchanged.
-func guardNullArgs(toks []pgsql.Token, funcs []string) []pgsql.Token {
+//
+// The functions of point lookups (Config.PointLookups) stand for "WHERE
+// column = value", which keeps no row for a NULL value: each of their
+// arguments, $n included, becomes coalesce((arg), ”) instead, and ” is no
+// domain. Bind's check of $n (nullUnsafeArgs) runs on the statement as the
+// client wrote it, where the lookup's $n is no function argument.
+func guardNullArgs(toks []pgsql.Token, funcs, lookups []string) []pgsql.Token {
 	var out []pgsql.Token
 	copied := 0 // toks[:copied] are in out
 	for i := 0; i < len(toks); i++ {
@@ -38,8 +44,9 @@ func guardNullArgs(toks []pgsql.Token, funcs []string) []pgsql.Token {
 			continue
 		}
 		name := strings.ToLower(toks[i].Text)
+		lookup := slices.Contains(lookups, name)
 		for n, a := range args {
-			if simpleArg(toks[a[0]:a[1]]) {
+			if !lookup && simpleArg(toks[a[0]:a[1]]) {
 				continue
 			}
 			if out == nil {
@@ -47,12 +54,18 @@ func guardNullArgs(toks []pgsql.Token, funcs []string) []pgsql.Token {
 			}
 			out = append(out, toks[copied:a[0]]...)
 			arg := toks[a[0]:a[1]]
-			msg := fmt.Sprintf("%s() %s (argument %d is NULL)", name, nullArgMessage, n+1)
-			out = append(out, synth("CASE WHEN ("))
-			out = append(out, arg...)
-			out = append(out, synth(") IS NULL THEN error('"+msg+"') ELSE ("))
-			out = append(out, arg...)
-			out = append(out, synth(") END"))
+			if lookup {
+				out = append(out, synth("coalesce(("))
+				out = append(out, arg...)
+				out = append(out, synth("), '')"))
+			} else {
+				msg := fmt.Sprintf("%s() %s (argument %d is NULL)", name, nullArgMessage, n+1)
+				out = append(out, synth("CASE WHEN ("))
+				out = append(out, arg...)
+				out = append(out, synth(") IS NULL THEN error('"+msg+"') ELSE ("))
+				out = append(out, arg...)
+				out = append(out, synth(") END"))
+			}
 			copied = a[1]
 		}
 		i = closeAt

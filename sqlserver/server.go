@@ -120,6 +120,8 @@ type Server struct {
 	tls    *tls.Config
 	// readerFunctions: cfg.ReaderFunctions as a set
 	readerFunctions map[string]bool
+	// lookupFunctions: the functions of cfg.PointLookups, lower case
+	lookupFunctions []string
 	slots           userSlots // RoleLimits.MaxConcurrentQueries
 	// natives replaces cfg.NativeFunctions once SetNativeFunction ran
 	// (copy on write: a statement being prepared reads one whole map)
@@ -168,6 +170,9 @@ func New(cfg Config, engine *Engine, log *slog.Logger) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, engine: engine, log: log, sessions: map[uint32]*session{}, conns: map[net.Conn]struct{}{}, readerFunctions: map[string]bool{}}
+	for _, l := range cfg.PointLookups {
+		s.lookupFunctions = append(s.lookupFunctions, strings.ToLower(l.Function))
+	}
 	engine.server.Store(s)
 	for _, n := range cfg.ReaderFunctions {
 		s.readerFunctions[strings.ToLower(n)] = true

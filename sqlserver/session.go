@@ -747,7 +747,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		}
 		p.nullUnsafe = unsafe
 		p.argOIDs = tableFunctionParamOIDs(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
-		duckToks := guardNullArgs(lookedUp, s.srv.cfg.NullUnsafeFunctions)
+		duckToks := guardNullArgs(lookedUp, s.srv.cfg.NullUnsafeFunctions, s.srv.lookupFunctions)
 		p.duckSQL = pgsql.Join(duckToks)
 		// refused before DuckDB sees it (authorize.go); the native shapes
 		// above are reader functions and need no check

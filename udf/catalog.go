@@ -27,6 +27,7 @@ var FunctionDocs = []FunctionDoc{
 	{"domain_urls", []string{"domain", "dataset_id", "offset", "limit"}, []string{"'example.com'", "1", "0", "10"}, "one page of a domain's URLs in a dataset"},
 	{"dataset_domains", []string{"dataset_id"}, []string{"1"}, "every domain of a dataset, in domain order, with its exact URL count"},
 	{"dataset_domains_set", []string{"a", "op", "b"}, []string{"1", "'andnot'", "2"}, "the domains of dataset a op dataset b, op 'and', 'or', 'andnot' or 'xor', with each side's URL count (NULL: not in it)"},
+	{URLsByDomainFunction, []string{"domain"}, []string{"'example.com'"}, "urls WHERE domain = d, from the postings (the server answers that WHERE this way)"},
 	{"dhsi_datasets", nil, nil, "the datasets of the URL index the caller may see"},
 	{"dhsi_dataset_grants", nil, nil, "who may see which dataset"},
 	{"compact_shard", []string{"shard"}, []string{"'5e'"}, "merge one shard's pending domain records into it (writer)"},

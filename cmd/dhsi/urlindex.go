@@ -108,7 +108,7 @@ func (s *urlService) updateURLsView(ctx context.Context) error {
 	case len(snap.FilePaths()) == 0:
 		return s.createURLsView(ctx, empty+" WHERE false")
 	case !local:
-		return s.createURLsView(ctx, "SELECT * FROM ("+empty+") WHERE error('the urls view scans the whole lake, which DuckDB can read only from a local store; on S3 use domain_urls(domain, dataset_id, offset, limit), or mirror urls/ locally') IS NULL")
+		return s.createURLsView(ctx, "SELECT * FROM ("+empty+") WHERE error('the urls view scans the whole lake, which DuckDB can read only from a local store; on S3 filter it with WHERE domain = ''example.com'' (answered from the index), use domain_urls(domain, dataset_id, offset, limit), or mirror urls/ locally') IS NULL")
 	}
 	// dhsi_lake_files() always ends with the empty lake file, which has
 	// the columns of every layout, so the view binds whichever layouts the

@@ -16,6 +16,15 @@ SELECT count(*) FROM domain_urls(:'domain', 999, 0, 100);
 -- name: the urls view has no row of the hidden dataset
 -- expect: reader==0 writer==0 admin=ok
 SELECT count(*) FROM urls WHERE dataset_id = :secret_id;
+-- name: the urls view filtered by domain (answered from the postings) has no row of the hidden dataset
+-- expect: reader==0 writer==0 admin==5
+SELECT count(*) FROM urls WHERE domain = :'domain' AND dataset_id = :secret_id;
+-- name: urls_by_domain, the function behind that filter, called by name
+-- expect: reader==0 writer==0 admin==5
+SELECT count(*) FROM urls_by_domain(:'domain') WHERE dataset_id = :secret_id;
+-- name: a prepared lookup of the urls view by domain
+-- expect: reader==0 admin==5
+PREPARE q AS SELECT count(*) FROM urls u WHERE u.domain = $1 AND u.dataset_id = $2; EXECUTE q(:'domain', :secret_id);
 -- name: the urls view has only visible datasets
 -- expect: reader==:visible_datasets
 SELECT count(DISTINCT dataset_id) FROM urls;
