@@ -40,6 +40,7 @@ var FunctionDocs = []FunctionDoc{
 	{"shard_id", []string{"domain"}, nil, "the domain-record shard a domain's record lives in, under the store's layout"},
 	{"etld1", []string{"host"}, nil, "the registered domain (eTLD+1) of a host, lower case and punycode"},
 	{"norm_url", []string{"url"}, nil, "a URL normalized as the URL index stores it"},
+	{"url_host", []string{"url"}, nil, "the host of a URL as the index normalizes it: url_host(url) = 'www.example.com' is the CDX match type host"},
 	{"url_id", []string{"url"}, nil, "the 64-bit id of a normalized URL"},
 	{"domain_dataset_list", []string{"domain"}, nil, "domain_datasets as a list, for joins: FROM my_domains d, unnest(domain_dataset_list(d.domain)) t(x)"},
 	{"roaring_contains", []string{"bitmap", "id"}, nil, "whether a serialized Roaring bitmap holds an id"},

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -18,6 +19,7 @@ import (
 //	url_id(raw VARCHAR) → UBIGINT            xxh3-64 of the raw URL (design §1.2)
 //	norm_url(raw VARCHAR) → VARCHAR          the normalized URL, NULL if it does not normalize
 //	etld1(url_or_host VARCHAR) → VARCHAR     the registered domain, NULL if none
+//	url_host(url VARCHAR) → VARCHAR          the URL's host as the index normalizes it (lower case, punycode), NULL if it does not normalize
 //	roaring_contains(bitmap BLOB, id UINTEGER) → BOOLEAN   membership in a portable Roaring bitmap
 //	lake_raw(url VARCHAR, raw_edit BLOB) → VARCHAR          the raw URL a lake row's edit rebuilds (docs/format/lake.md)
 func RegisterURLFuncs(ctx context.Context, db *sql.DB, norm *urlnorm.Normalizer) error {
@@ -52,6 +54,16 @@ func RegisterURLFuncs(ctx context.Context, db *sql.DB, norm *urlnorm.Normalizer)
 					return nil, nil
 				}
 				return d, nil
+			}},
+		// url_host answers the CDX match types "host" (url_host(url) =
+		// 'www.example.com') and, with LIKE, a host and its subdomains
+		"url_host": {name: "url_host", cfg: duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{varchar}, ResultTypeInfo: varchar},
+			fn: func(v []driver.Value) (any, error) {
+				u, err := norm.Parse(v[0].(string))
+				if err != nil {
+					return nil, nil
+				}
+				return strings.TrimSuffix(u.Host, "."), nil
 			}},
 		"lake_raw": {name: "lake_raw", cfg: duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{varchar, blob}, ResultTypeInfo: varchar},
 			fn: func(v []driver.Value) (any, error) {

@@ -33,6 +33,10 @@ func TestURLFuncsThroughSQL(t *testing.T) {
 	if err := db.QueryRow("SELECT norm_url('not a url'), etld1('')").Scan(&n, &d); err != nil || n.Valid || d.Valid {
 		t.Fatalf("bad input must give NULL: %v %v %v", n, d, err)
 	}
+	var host, noHost sql.NullString
+	if err := db.QueryRow("SELECT url_host('HTTPS://WWW.Bücher.Example.COM.:8443/x?y#z'), url_host('mailto:a@b.c')").Scan(&host, &noHost); err != nil || host.String != "www.xn--bcher-kva.example.com" || noHost.Valid {
+		t.Fatalf("url_host %v, of a URL without a host %v (%v)", host, noHost, err)
+	}
 	bm := roaring.BitmapOf(3, 17)
 	b, _ := bm.ToBytes()
 	var in, out bool

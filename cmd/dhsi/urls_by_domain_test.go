@@ -64,6 +64,8 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 		{"SELECT url, ts FROM urls u WHERE u.domain = $1 AND dataset_id = 2 ORDER BY url DESC LIMIT 7", "SELECT url, ts FROM urls u WHERE u.domain || '' = $1 AND dataset_id = 2 ORDER BY url DESC LIMIT 7"},
 		{"SELECT dataset_id, count(*), count(raw), min(url), max(url_id) FROM urls WHERE domain = $1 GROUP BY ALL ORDER BY 1", "SELECT dataset_id, count(*), count(raw), min(url), max(url_id) FROM urls WHERE domain || '' = $1 GROUP BY ALL ORDER BY 1"},
 		{"SELECT count(*) FROM urls WHERE domain = $1 AND url LIKE '%.css%'", "SELECT count(*) FROM urls WHERE domain || '' = $1 AND url LIKE '%.css%'"},
+		// the CDX match types host and domain-with-subdomains, in SQL
+		{"SELECT url FROM urls WHERE domain = $1 AND (url_host(url) = 'www.' || $1 OR url_host(url) LIKE '%.www.' || $1) ORDER BY url, dataset_id", "SELECT url FROM urls WHERE domain || '' = $1 AND (url_host(url) = 'www.' || $1 OR url_host(url) LIKE '%.www.' || $1) ORDER BY url, dataset_id"},
 		{"SELECT d.dataset, count(*) FROM urls JOIN datasets d USING (dataset_id) WHERE domain = $1 GROUP BY 1 ORDER BY 1", "SELECT d.dataset, count(*) FROM urls JOIN datasets d USING (dataset_id) WHERE domain || '' = $1 GROUP BY 1 ORDER BY 1"},
 	}
 	nonEmpty := 0
