@@ -55,9 +55,14 @@ func guardNullArgs(toks []pgsql.Token, funcs, lookups []string) []pgsql.Token {
 			out = append(out, toks[copied:a[0]]...)
 			arg := toks[a[0]:a[1]]
 			if lookup {
+				// the key ('' is no domain), then dataset ids (-1 is none)
+				none := "''"
+				if n > 0 {
+					none = "-1"
+				}
 				out = append(out, synth("coalesce(("))
 				out = append(out, arg...)
-				out = append(out, synth("), '')"))
+				out = append(out, synth("), "+none+")"))
 			} else {
 				msg := fmt.Sprintf("%s() %s (argument %d is NULL)", name, nullArgMessage, n+1)
 				out = append(out, synth("CASE WHEN ("))

@@ -172,6 +172,9 @@ func New(cfg Config, engine *Engine, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, engine: engine, log: log, sessions: map[uint32]*session{}, conns: map[net.Conn]struct{}{}, readerFunctions: map[string]bool{}}
 	for _, l := range cfg.PointLookups {
 		s.lookupFunctions = append(s.lookupFunctions, strings.ToLower(l.Function))
+		if l.Narrow != nil {
+			s.lookupFunctions = append(s.lookupFunctions, strings.ToLower(l.Narrow.Function))
+		}
 	}
 	engine.server.Store(s)
 	for _, n := range cfg.ReaderFunctions {

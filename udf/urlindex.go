@@ -21,6 +21,7 @@ import (
 //	dataset_domains(dataset_id)                      → domain, url_count (reverse.go)
 //	dataset_domains_set(a, op, b)                    → domain, url_count_a, url_count_b
 //	urls_by_domain(domain)                           → the urls view's rows of domain (urlsbydomain.go)
+//	urls_by_domain_dataset(domain, dataset_id)       → those of one dataset
 //	dhsi_datasets()                                  → the dataset registry (view "datasets")
 //
 // Each call pins the current snapshot once (M4), so a manifest flip during a
@@ -95,7 +96,8 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 			}}, nil
 		},
 	}
-	fns[URLsByDomainFunction] = f.urlsByDomainFunction(t)
+	fns[URLsByDomainFunction] = f.urlsByDomainFunction(t, false)
+	fns[URLsByDomainDatasetFunction] = f.urlsByDomainFunction(t, true)
 	fns["dhsi_datasets"] = datasets
 	fns["dhsi_dataset_grants"] = duckdb.ChunkTableFunction{
 		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {

@@ -35,6 +35,13 @@ import (
 // URLsByDomainFunction is the function's name.
 const URLsByDomainFunction = "urls_by_domain"
 
+// URLsByDomainDatasetFunction, urls_by_domain_dataset(domain, dataset_id),
+// is urls_by_domain narrowed to one dataset: the rows of urls WHERE domain
+// = $1 AND dataset_id = $2, reading that dataset's postings only (a domain
+// may be in every dataset). A dataset that does not exist or that the
+// caller may not see has no row, as in the view.
+const URLsByDomainDatasetFunction = "urls_by_domain_dataset"
+
 // urlsViewColumns are the urls view's columns and DuckDB types
 // (cmd/dhsi's updateURLsView).
 var urlsViewColumns = []struct {
@@ -50,17 +57,29 @@ var urlsViewColumns = []struct {
 	{"ts", duckdb.TYPE_TIMESTAMP},
 }
 
-func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo) duckdb.ChunkTableFunction {
+// urlsByDomainFunction is urls_by_domain, or with narrow
+// urls_by_domain_dataset.
+func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo, narrow bool) duckdb.ChunkTableFunction {
 	cols := make([]duckdb.ColumnInfo, len(urlsViewColumns))
 	for i, c := range urlsViewColumns {
 		cols[i] = duckdb.ColumnInfo{Name: c.name, T: t(c.typ)}
 	}
+	args := []duckdb.TypeInfo{t(duckdb.TYPE_VARCHAR)}
+	if narrow {
+		args = append(args, t(duckdb.TYPE_INTEGER))
+	}
 	return duckdb.ChunkTableFunction{
-		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{t(duckdb.TYPE_VARCHAR)}},
+		Config: duckdb.TableFunctionConfig{Arguments: args},
 		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			s := &urlsByDomainSource{f: f, cols: cols, principal: access.FromContext(ctx)}
+			s := &urlsByDomainSource{f: f, cols: cols, principal: access.FromContext(ctx), dataset: -1}
 			if d, ok := args[0].(string); ok {
 				s.domain, s.hasDomain = d, true
+			}
+			if narrow {
+				s.dataset = -2 // no dataset: a NULL
+				if id, ok := args[1].(int32); ok && id >= 0 {
+					s.dataset = int64(id)
+				}
 			}
 			return s, nil
 		},
@@ -74,7 +93,8 @@ type urlsByDomainSource struct {
 	cols      []duckdb.ColumnInfo
 	principal access.Principal // who bound the call (access A1)
 	domain    string
-	hasDomain bool // false: a NULL argument, which no row's domain equals
+	hasDomain bool  // false: a NULL argument, which no row's domain equals
+	dataset   int64 // the one dataset (urls_by_domain_dataset); -1: every one; -2: none
 
 	started bool
 	snap    *catalog.Snapshot
@@ -100,7 +120,7 @@ func (s *urlsByDomainSource) ctx() (context.Context, context.CancelFunc) {
 // start lists the runs of every dataset of the domain the caller may see.
 func (s *urlsByDomainSource) start() error {
 	s.started = true
-	if !s.hasDomain {
+	if !s.hasDomain || s.dataset == -2 {
 		return nil
 	}
 	ctx, cancel := s.ctx()
@@ -112,6 +132,9 @@ func (s *urlsByDomainSource) start() error {
 	}
 	visible := s.f.visibility(ctx)
 	for _, d := range datasets {
+		if s.dataset >= 0 && int64(d.DatasetID) != s.dataset {
+			continue
+		}
 		if !visible.Sees(d.Dataset) {
 			continue // A3
 		}

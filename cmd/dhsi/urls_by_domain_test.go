@@ -83,6 +83,29 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 	if nonEmpty < len(domains) {
 		t.Fatalf("only %d answers had rows", nonEmpty)
 	}
+	// with dataset_id = n beside it, only that dataset's postings are read
+	plan.Reset()
+	rows, err = cn.Query(ctx, "EXPLAIN SELECT url FROM urls WHERE dataset_id = $2 AND domain = $1", domains[0], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k, v string
+		rows.Scan(&k, &v)
+		plan.WriteString(v)
+	}
+	if !strings.Contains(strings.ToUpper(plan.String()), "URLS_BY_DOMAIN_DATASET") {
+		t.Fatalf("the plan of a lookup by domain and dataset does not read urls_by_domain_dataset:\n%s", plan.String())
+	}
+	for _, d := range domains {
+		for _, ds := range []any{1, 2, 3, 999, -1, nil} {
+			got := answer("SELECT url, url_id, raw, ts, domain_prefix FROM urls WHERE domain = $1 AND dataset_id = $2 ORDER BY ALL", d, ds)
+			want := answer("SELECT url, url_id, raw, ts, domain_prefix FROM urls WHERE domain || '' = $1 AND dataset_id = $2 ORDER BY ALL", d, ds)
+			if got != want {
+				t.Fatalf("%s in dataset %v:\npostings %q\nscan     %q", d, ds, got, want)
+			}
+		}
+	}
 	// a literal, through the simple protocol, and a NULL parameter
 	var n, m int64
 	if err := cn.QueryRow(ctx, "SELECT count(*) FROM urls WHERE domain = 'iana.org'", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n == 0 {

@@ -1,5 +1,7 @@
 package pgsql
 
+import "strings"
+
 // Lookup names a table function (or table macro) that returns exactly the
 // rows of a view whose Column equals its one argument: the index behind
 // the view. DuckDB cannot push a WHERE into a view over a table function,
@@ -7,6 +9,13 @@ package pgsql
 type Lookup struct {
 	Column   string // lower case
 	Function string
+	// Narrow, when set, is a narrower function of two arguments: where
+	// another top-level conjunct is Narrow.Column = value2 (value2 a
+	// literal, a number or $n), the view becomes Narrow.Function(value,
+	// value2), which returns exactly the rows with both (urls by domain
+	// and dataset_id reads one dataset's postings, not every dataset's).
+	// The WHERE clause stays whole.
+	Narrow *Lookup
 }
 
 // clauseEnd are the keywords that end a WHERE clause at its level.
@@ -53,8 +62,16 @@ func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
 			continue
 		}
 		out = append(out, toks[last:r.start]...)
-		out = append(out, Token{Kind: Ident, Text: r.lookup.Function}, Token{Kind: Punct, Text: "("})
+		fn := r.lookup.Function
+		if r.value2 != nil {
+			fn = r.lookup.Narrow.Function
+		}
+		out = append(out, Token{Kind: Ident, Text: fn}, Token{Kind: Punct, Text: "("})
 		out = append(out, r.value...)
+		if r.value2 != nil {
+			out = append(out, Token{Kind: Punct, Text: ","}, Token{Kind: Space, Text: " "})
+			out = append(out, r.value2...)
+		}
 		out = append(out, Token{Kind: Punct, Text: ")"})
 		if !r.aliased {
 			out = append(out, Token{Kind: Space, Text: " "}, Token{Kind: Ident, Text: "AS"}, Token{Kind: Space, Text: " "}, toks[r.end-1])
@@ -86,6 +103,7 @@ type lookupMatch struct {
 	start, end int // toks[start:end] is the view's name, replaced
 	lookup     Lookup
 	value      []Token
+	value2     []Token // the Narrow column's value, when matched
 	aliased    bool
 	// where is the WHERE token; when the equality is the clause's only
 	// conjunct, the clause (up to clauseEnd, the token after it) goes too
@@ -162,9 +180,21 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 		cur = append(cur, k)
 	}
 	conj = append(conj, cur)
-	for _, c := range conj {
-		if v, ok := equalsValue(toks, c, l.Column, names); ok {
+	for i, c := range conj {
+		if v, ok := equalsValue(toks, c, l.Column, names, false); ok {
 			m.value, m.only = v, len(conj) == 1
+			if l.Narrow == nil {
+				return m, true
+			}
+			for k, c2 := range conj {
+				if k == i {
+					continue
+				}
+				if v2, ok := equalsValue(toks, c2, l.Narrow.Column, names, true); ok {
+					m.value2 = v2
+					break
+				}
+			}
 			return m, true
 		}
 	}
@@ -181,8 +211,8 @@ func isJoinWord(t Token) bool {
 
 // equalsValue matches one conjunct: [name.]column = value, or value =
 // [name.]column; value is a standard string literal or $n, with an
-// optional ::type.
-func equalsValue(toks []Token, c []int, column string, names map[string]bool) ([]Token, bool) {
+// optional ::type (or, with number, an integer literal).
+func equalsValue(toks []Token, c []int, column string, names map[string]bool, number bool) ([]Token, bool) {
 	eq := -1
 	for n, k := range c {
 		if toks[k].Text == "=" {
@@ -197,10 +227,10 @@ func equalsValue(toks []Token, c []int, column string, names map[string]bool) ([
 	}
 	left, right := c[:eq], c[eq+1:]
 	if isColumn(toks, left, column, names) {
-		return valueTokens(toks, right)
+		return valueTokens(toks, right, number)
 	}
 	if isColumn(toks, right, column, names) {
-		return valueTokens(toks, left)
+		return valueTokens(toks, left, number)
 	}
 	return nil, false
 }
@@ -221,12 +251,16 @@ func isColumn(toks []Token, side []int, column string, names map[string]bool) bo
 	return false
 }
 
-func valueTokens(toks []Token, side []int) ([]Token, bool) {
+func valueTokens(toks []Token, side []int, number bool) ([]Token, bool) {
 	if len(side) == 0 {
 		return nil, false
 	}
 	v := toks[side[0]]
-	if _, ok := v.StandardString(); !ok && v.Kind != Param {
+	if number {
+		if v.Kind != Param && (v.Kind != Number || strings.ContainsAny(v.Text, ".eE")) {
+			return nil, false
+		}
+	} else if _, ok := v.StandardString(); !ok && v.Kind != Param {
 		return nil, false
 	}
 	switch {

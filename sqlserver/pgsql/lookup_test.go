@@ -52,3 +52,33 @@ func TestPointLookups(t *testing.T) {
 		}
 	}
 }
+
+// TestPointLookupsNarrow: a second equality (urls by domain and dataset)
+// picks the narrower function and keeps the WHERE clause whole.
+func TestPointLookupsNarrow(t *testing.T) {
+	lookups := map[string]Lookup{"urls": {Column: "domain", Function: "urls_by_domain",
+		Narrow: &Lookup{Column: "dataset_id", Function: "urls_by_domain_dataset"}}}
+	cases := []struct{ in, want string }{
+		{"SELECT url FROM urls WHERE domain = $1", "SELECT url FROM urls_by_domain($1) AS urls"},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2 ORDER BY url LIMIT 10",
+			"SELECT url FROM urls_by_domain_dataset($1, $2) AS urls WHERE domain = $1 AND dataset_id = $2 ORDER BY url LIMIT 10"},
+		{"SELECT url FROM urls u WHERE u.dataset_id = 17 AND u.url > $2 AND 'a.org' = u.domain",
+			"SELECT url FROM urls_by_domain_dataset('a.org', 17) u WHERE u.dataset_id = 17 AND u.url > $2 AND 'a.org' = u.domain"},
+		// not an integer: the wider function, the filter left to DuckDB
+		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 1.5",
+			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = 1.5"},
+		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = id2",
+			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = id2"},
+		{"SELECT url FROM urls WHERE dataset_id = 3", ""},
+	}
+	for _, c := range cases {
+		got := Join(PointLookups(Lex(c.in), lookups))
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got != want {
+			t.Errorf("%s\n got  %s\n want %s", c.in, got, want)
+		}
+	}
+}
