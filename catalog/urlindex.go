@@ -243,12 +243,34 @@ type URLRow struct {
 	Raw   string // the URL as ingested, when it differs from URL
 	TS    time.Time
 	HasTS bool
+	// Fields are the dataset's kept columns (Dataset.Columns), by
+	// position: int32, int64, float64, bool, time.Time, string or nil for
+	// NULL. Only DomainURLFields reads them; DomainURLs leaves them nil.
+	Fields []any
 }
 
 // DomainURLs answers Q2: the URLs of domain in dataset, in a stable order
 // (by URL within each ingest's files, ingests in publishing order: P3), from
 // offset, at most limit; total is the exact count.
 func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint32, offset, limit int64) (rows []URLRow, total uint64, err error) {
+	return s.domainURLs(ctx, domain, datasetID, offset, limit, nil)
+}
+
+// DomainURLFields is DomainURLs with each row's kept fields (URLRow.Fields,
+// by the position of cols, the dataset's Columns). It reads their columns
+// only here: domain_urls never decodes them, and its row cache holds
+// none (a page with fields is decoded from the file each time).
+func (s *Snapshot) DomainURLFields(ctx context.Context, domain string, datasetID uint32, offset, limit int64) (rows []URLRow, total uint64, cols []Column, err error) {
+	ds, _ := s.Datasets.ByID(datasetID)
+	cols = ds.Columns
+	if cols == nil {
+		cols = []Column{} // not nil: read the fields (there are none)
+	}
+	rows, total, err = s.domainURLs(ctx, domain, datasetID, offset, limit, cols)
+	return rows, total, ds.Columns, err
+}
+
+func (s *Snapshot) domainURLs(ctx context.Context, domain string, datasetID uint32, offset, limit int64, cols []Column) (rows []URLRow, total uint64, err error) {
 	if limit < 0 || offset < 0 {
 		return nil, 0, fmt.Errorf("offset and limit must not be negative")
 	}
@@ -278,7 +300,13 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 		if !ok {
 			return nil, 0, fmt.Errorf("postings name file %d, which files.tsv lacks", sp.FileID)
 		}
-		got, n, err := s.x.readRowGroup(ctx, f.Path, sp, domain, int64(skip), room)
+		var got []URLRow
+		var n int64
+		if cols != nil {
+			got, n, err = s.x.readRowGroupDirect(ctx, f.Path, sp, domain, int64(skip), room, cols)
+		} else {
+			got, n, err = s.x.readRowGroup(ctx, f.Path, sp, domain, int64(skip), room)
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s row group %d: %w", f.Path, sp.RowGroup, err)
 		}
@@ -312,7 +340,7 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Spa
 		if !ok {
 			var n int64
 			var err error
-			if run, n, err = x.readRowGroupDirect(ctx, key, sp, domain, 0, -1); err != nil {
+			if run, n, err = x.readRowGroupDirect(ctx, key, sp, domain, 0, -1, nil); err != nil {
 				return nil, 0, err
 			}
 			if n != int64(len(run)) {
@@ -332,10 +360,10 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Spa
 		}
 		return run[skip:end:end], n, nil
 	}
-	return x.readRowGroupDirect(ctx, key, sp, domain, skip, want)
+	return x.readRowGroupDirect(ctx, key, sp, domain, skip, want, nil)
 }
 
-func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
+func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64, cols []Column) ([]URLRow, int64, error) {
 	fr, err := x.readers.get(key, func() (r *pqfile.Reader, err error) {
 		defer func() {
 			if err == nil {
@@ -365,7 +393,7 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postin
 	}
 	fr.mu.RLock()
 	defer fr.mu.RUnlock()
-	return readDomainRows(fr, sp, domain, skip, want)
+	return readDomainRows(fr, sp, domain, skip, want, cols)
 }
 
 // readerCache is a bounded LRU of open Parquet readers (its limit counts
@@ -472,7 +500,7 @@ func (rc *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*ca
 // 3, which store the domain per row) the domain column is scanned in
 // chunks, comparing bytes without allocating, until the run ends. The other
 // columns skip to the first wanted row and decode only the rows returned.
-func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
+func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, want int64, cols []Column) ([]URLRow, int64, error) {
 	r := cr.r
 	rg := int(sp.RowGroup)
 	if rg >= r.NumRowGroups() {
@@ -542,9 +570,18 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 			return nil, n, fmt.Errorf("ts_seconds column: %w", err)
 		}
 	}
+	var fields [][]any
+	if cols != nil {
+		if fields, err = readFields(g, col, cols, first, count); err != nil {
+			return nil, n, err
+		}
+	}
 	out := make([]URLRow, count)
 	for i := range out {
 		row := &out[i]
+		if fields != nil {
+			row.Fields = fields[i]
+		}
 		row.URL = urls[i]
 		if rawValid[i] {
 			row.Raw = raws[i]

@@ -179,6 +179,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				"domain_datasets":      {sqlserver.OIDText},
 				records.LookupFunction: {sqlserver.OIDText},
 				"domain_urls":          {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
+				"domain_url_fields":    {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
 				"dataset_domains":      {sqlserver.OIDInt4},
 				"dataset_domains_set":  {sqlserver.OIDInt4, sqlserver.OIDText, sqlserver.OIDInt4},
 				"compact_shard":        {sqlserver.OIDText},
@@ -248,6 +249,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.RegisterProcedures(ctx, db, procs); err != nil {
 					return err
 				}
+				u.grants = grants.Current
 				grants.OnChange = func() {
 					// prepared statements over the urls view folded the
 					// old grants into their file list: replacing the view
