@@ -227,12 +227,23 @@ func FieldValue(v any) any {
 // CDX fields (domain_url_fields' fields column), in the dataset's column
 // order, NULL fields left out; ok is false when none is left.
 func OtherFieldsJSON(cols []Column, vals []any) (string, bool) {
+	return fieldsJSON(cols, vals, true)
+}
+
+// FieldsJSON is the JSON object of all a row's kept fields, in the
+// dataset's column order, NULL fields left out; ok is false when none is
+// left.
+func FieldsJSON(cols []Column, vals []any) (string, bool) {
+	return fieldsJSON(cols, vals, false)
+}
+
+func fieldsJSON(cols []Column, vals []any, skipCDX bool) (string, bool) {
 	var b strings.Builder
 	for i, c := range cols {
 		if i >= len(vals) || vals[i] == nil {
 			continue
 		}
-		if _, cdx := IsCDXColumn(c.Name); cdx {
+		if _, cdx := IsCDXColumn(c.Name); cdx && skipCDX {
 			continue
 		}
 		k, _ := json.Marshal(c.Name)
