@@ -8,13 +8,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dhsi/dhsi/httpapi/cdxtest"
+	"github.com/dhsi/dhsi/internal/netwait"
 	"github.com/dhsi/dhsi/urlnorm"
 )
 
@@ -232,4 +236,144 @@ https://shop.example/c <nil> {"score":7,"seen":"2024-02-03T00:00:00Z"}`
 	}
 	sort.Strings(types)
 	t.Logf("urls view: %s", strings.Join(types, ", "))
+}
+
+// TestKeptFieldsOverHTTPAndGrants (issue 17 §1): the JSON API and the CDX
+// API of `dhsi serve --http` answer the fields of Common Crawl's CDXJ as
+// its lines say them; a dataset granted to someone else shows none of its
+// fields to a reader — not through domain_url_fields, the urls view's
+// columns, the JSON API nor the CDX API.
+func TestKeptFieldsOverHTTPAndGrants(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	cdxj := filepath.Join("..", "..", "testdata", "shared", "cdx", "cc-main-2024-30-cdx-00187.cdxj")
+	ingestOK(t, "--store", store, "--dataset", "cc", cdxj)
+	secret := filepath.Join(dir, "secret.jsonl")
+	if err := os.WriteFile(secret, []byte(`{"url": "https://bibliotheque.missiondefrance.fr/secret", "owner": "x", "ssn_like": 12}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ingestOK(t, "--store", store, "--dataset", "secret", "--keep-columns", "owner,ssn_like", secret)
+	users := filepath.Join(dir, "users")
+	if err := os.WriteFile(users, []byte("alice:alice-pw:admin\nrita:rita-pw:reader\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hp, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpAddr := "127.0.0.1:" + strconv.Itoa(hp)
+	conn := startServe(t, "--store", store, "--users-file", users, "--http", httpAddr, "--refresh-interval", "200ms")
+	port := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(conn)[1]
+	admin := connect(t, "postgres://alice:alice-pw@127.0.0.1:"+port+"/dhsi?sslmode=disable")
+	rita := connect(t, "postgres://rita:rita-pw@127.0.0.1:"+port+"/dhsi?sslmode=disable")
+	get := cdxtest.HTTPGetter("http://" + httpAddr)
+
+	var ccID, secretID int32
+	admin.QueryRow(ctx, "SELECT dataset_id FROM datasets WHERE dataset = 'cc'").Scan(&ccID)
+	admin.QueryRow(ctx, "SELECT dataset_id FROM datasets WHERE dataset = 'secret'").Scan(&secretID)
+	want := readCDXJCaptures(t, cdxj)
+
+	// the JSON API: every URL of a domain with its fields
+	code, _, body, err := get("rita", fmt.Sprintf("/v1/domain/missiondefrance.fr/datasets/%d/urls?limit=10000", ccID))
+	if err != nil || code != 200 {
+		t.Fatalf("GET urls: %d %v %s", code, err, body)
+	}
+	var page struct {
+		Items []struct {
+			URL    string
+			Fields map[string]any
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber() // offsets as written, not as float64
+	if err := dec.Decode(&page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) == 0 {
+		t.Fatal("no URL")
+	}
+	for _, it := range page.Items {
+		w := want[it.URL]
+		got := fmt.Sprintln(it.Fields["status"], it.Fields["mime"], it.Fields["digest"], it.Fields["length"], it.Fields["offset"], it.Fields["filename"])
+		exp := fmt.Sprintln(w.status, w.mime, w.digest, w.length, w.offset, w.filename)
+		if got != exp {
+			t.Fatalf("%s: the JSON API says %s, the CDXJ line %s", it.URL, got, exp)
+		}
+	}
+	code, _, body, _ = get("rita", fmt.Sprintf("/v1/domain/missiondefrance.fr/datasets/%d/urls?limit=1&fields=false", ccID))
+	if code != 200 || strings.Contains(body, `"fields"`) {
+		t.Fatalf("fields=false: %d %s", code, body)
+	}
+
+	// the CDX API: the Wayback server's columns from the kept fields, and a
+	// filter and collapse on them
+	code, _, body, _ = get("rita", "/cdx/search/cdx?url=bibliotheque.missiondefrance.fr&matchType=host&fl=original,timestamp,statuscode,mimetype,digest,length,offset,filename&dataset=cc")
+	if code != 200 {
+		t.Fatalf("CDX: %d %s", code, body)
+	}
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	for _, line := range lines {
+		f := strings.Fields(line)
+		w, ok := want[mustNormalize(t, f[0])]
+		if !ok || w.raw != f[0] || w.ts != f[1] {
+			t.Fatalf("CDX line %q: not a capture of the input (%+v)", line, w)
+		}
+		if exp := fmt.Sprint(w.raw, " ", w.ts, " ", w.status, " ", w.mime, " ", w.digest, " ", w.length, " ", w.offset, " ", w.filename); line != exp {
+			t.Fatalf("CDX line\n%s\nthe input's\n%s", line, exp)
+		}
+	}
+	code, _, body, _ = get("rita", "/cdx/search/cdx?url=missiondefrance.fr&matchType=domain&filter=statuscode:404&fl=statuscode&dataset=cc")
+	if n404 := strings.Count(body, "404\n"); code != 200 || n404 == 0 || n404 != len(strings.Split(strings.TrimSpace(body), "\n")) {
+		t.Fatalf("filter=statuscode:404: %d %q", code, body)
+	}
+	code, _, body, _ = get("rita", "/cdx/search/cdx?url=missiondefrance.fr&matchType=domain&collapse=statuscode&fl=statuscode&dataset=cc")
+	if code != 200 || strings.Count(body, "\n") < 2 || strings.Count(body, "\n") >= len(lines) {
+		t.Fatalf("collapse=statuscode: %d %q", code, body)
+	}
+
+	// grants: secret is alice's alone
+	if _, err := admin.Exec(ctx, "CALL grant_dataset('secret', 'alice')"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		code, _, _, _ := get("rita", fmt.Sprintf("/v1/domain/missiondefrance.fr/datasets/%d/urls", secretID))
+		if code == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the grant did not hide secret from rita within 15s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := rita.Exec(ctx, "SELECT * FROM domain_url_fields('missiondefrance.fr', $1, 0, 10)", secretID); err == nil || !strings.Contains(err.Error(), "is not in index version") {
+		t.Fatalf("rita reads secret's fields: %v", err)
+	}
+	var fields string
+	if err := admin.QueryRow(ctx, "SELECT fields FROM domain_url_fields('missiondefrance.fr', $1, 0, 10)", secretID).Scan(&fields); err != nil || fields != `{"owner":"x","ssn_like":12}` {
+		t.Fatalf("alice reads secret's fields: %q %v", fields, err)
+	}
+	for _, c := range []*pgx.Conn{rita, admin} {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'urls' AND column_name IN ('owner', 'ssn_like')").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("the urls view names a column only a granted dataset keeps: %d %v", n, err)
+		}
+	}
+	code, _, body, _ = get("rita", "/cdx?url=bibliotheque.missiondefrance.fr/secret&output=json")
+	if code != 200 || strings.Contains(body, "secret") {
+		t.Fatalf("rita's CDX answer shows secret's line: %d %s", code, body)
+	}
+}
+
+func mustNormalize(t *testing.T, raw string) string {
+	t.Helper()
+	n, err := urlnorm.NewNormalizer(urlnorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := n.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Normalized
 }
