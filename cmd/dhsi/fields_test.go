@@ -142,10 +142,17 @@ func TestKeptFieldsOverSQL(t *testing.T) {
 	}
 	seen := 0
 	for _, d := range domains {
-		q := `SELECT url, ts, status, mime, digest, length, "offset", filename, fields FROM domain_url_fields($1, $2, 0, 10000)`
-		a, b := answer(native, q, d, ccID), answer(duck, q, d, ccID)
-		if a != b {
-			t.Fatalf("%s: the native path and DuckDB differ:\n%s\n---\n%s", d, a, b)
+		for _, q := range []string{
+			`SELECT url, ts, status, mime, digest, length, "offset", filename, fields FROM domain_url_fields($1, $2, 0, 10000)`,
+			`SELECT * FROM domain_url_fields($1, $2, 0, 10000)`,
+			`SELECT url, status FROM domain_url_fields($1, $2, 0, 10000) WHERE status = 404`,
+			`SELECT url, length FROM domain_url_fields($1, $2, 0, 10000) WHERE mime = 'text/html' ORDER BY length DESC, url LIMIT 5`,
+			`SELECT url FROM domain_url_fields($1, $2, 3, 7) ORDER BY url`,
+		} {
+			a, b := answer(native, q, d, ccID), answer(duck, q, d, ccID)
+			if a != b {
+				t.Fatalf("%s: %s: the native path and DuckDB differ:\n%s\n---\n%s", d, q, a, b)
+			}
 		}
 		rows, err := native.Query(ctx, `SELECT * FROM domain_url_fields($1, $2, 0, 10000)`, d, ccID)
 		if err != nil {
