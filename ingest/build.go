@@ -71,7 +71,7 @@ type Options struct {
 	// (CDX and CDXJ inputs always keep catalog.CDXColumns).
 	KeepColumns []KeepColumn
 
-	columns  []catalog.Column // the batch's dataset's columns (planColumns)
+	columns []catalog.Column // the batch's dataset's columns (planColumns)
 
 	domains *interner // one copy of each domain string per RunAll
 }
