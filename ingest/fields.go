@@ -263,7 +263,7 @@ var cdxLetters = map[string]string{"m": "mime", "s": "status", "k": "digest", "S
 // column no input has, a type the dataset's column does not have, and
 // --keep-columns over an input with no columns are errors.
 func planColumns(ctx context.Context, o Options, files []string, have []catalog.Column) ([]catalog.Column, error) {
-	var cdx, other bool
+	var cdx bool
 	for _, f := range files {
 		format := o.Format
 		if format == "" {
@@ -279,8 +279,6 @@ func planColumns(ctx context.Context, o Options, files []string, have []catalog.
 			if len(o.KeepColumns) > 0 {
 				return nil, fmt.Errorf("%s: --keep-columns does not apply to a plain list of URLs, which has no other column", f)
 			}
-		default:
-			other = true
 		}
 	}
 	cols := have
@@ -293,7 +291,6 @@ func planColumns(ctx context.Context, o Options, files []string, have []catalog.
 	if len(o.KeepColumns) == 0 {
 		return cols, nil
 	}
-	_ = other
 	var declared []catalog.Column
 	var infer []string
 	for _, k := range o.KeepColumns {
