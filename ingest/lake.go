@@ -53,7 +53,8 @@ const DefaultRowGroupRows = 16384
 //	L1. Rows are sorted by (domain, url) in byte order; one domain's rows
 //	    are contiguous.
 //	L2. (domain, url) is unique: duplicates are merged, keeping the raw URL
-//	    that sorts first (coalesce(raw, url)) and the latest timestamp.
+//	    that sorts first (coalesce(raw, url)) and the latest timestamp,
+//	    with the kept fields of the row that has it.
 //	L3. Spans (per domain, the row groups holding its rows, with counts
 //	    and the row where the run starts) are recorded while writing, so
 //	    postings need no second read.
