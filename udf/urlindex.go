@@ -244,8 +244,8 @@ func (f URLIndexFuncs) DomainURLFieldsRows(ctx context.Context, args []any) ([][
 }
 
 func (f URLIndexFuncs) domainURLFields(ctx context.Context, args []any) (sqlserver.NativeRows, error) {
-	q, err := f.urlPage(ctx, "domain_url_fields", args)
-	if err != nil || q == nil {
+	q, ok, err := f.urlPage(ctx, "domain_url_fields", args)
+	if err != nil || !ok {
 		return nil, err
 	}
 	rows, _, cols, err := q.snap.DomainURLFields(ctx, q.domain, q.dataset, q.offset, q.limit)
@@ -369,8 +369,8 @@ func duckSignature(nf sqlserver.NativeFunction, t func(duckdb.Type) duckdb.TypeI
 // domainURLs computes domain_urls(domain, dataset_id, offset, limit),
 // typed; nil for no rows to compute.
 func (f URLIndexFuncs) domainURLs(ctx context.Context, args []any) (sqlserver.NativeRows, error) {
-	q, err := f.urlPage(ctx, "domain_urls", args)
-	if err != nil || q == nil {
+	q, ok, err := f.urlPage(ctx, "domain_urls", args)
+	if err != nil || !ok {
 		return nil, err
 	}
 	rows, _, err := q.snap.DomainURLs(ctx, q.domain, q.dataset, q.offset, q.limit)
@@ -381,10 +381,11 @@ func (f URLIndexFuncs) domainURLs(ctx context.Context, args []any) (sqlserver.Na
 }
 
 // urlPage checks the arguments of name(domain, dataset_id, offset, limit)
-// and the caller's grant on the dataset; nil for no rows to compute.
-func (f URLIndexFuncs) urlPage(ctx context.Context, name string, args []any) (*urlPage, error) {
+// and the caller's grant on the dataset; !ok for no rows to compute. (A
+// value, not a pointer: domain_urls' hot path allocates nothing for it.)
+func (f URLIndexFuncs) urlPage(ctx context.Context, name string, args []any) (q urlPage, ok bool, err error) {
 	if len(args) != 4 || args[0] == nil || args[1] == nil {
-		return nil, nil
+		return q, false, nil
 	}
 	arg, _ := args[0].(string)
 	ds, _ := args[1].(int32)
@@ -396,14 +397,14 @@ func (f URLIndexFuncs) urlPage(ctx context.Context, name string, args []any) (*u
 		lim = v
 	}
 	if lim > catalog.MaxPageSize {
-		return nil, &InvalidArgument{fmt.Errorf("%s: limit %d is above the page-size cap of %d; page with offset", name, lim, catalog.MaxPageSize)}
+		return q, false, &InvalidArgument{fmt.Errorf("%s: limit %d is above the page-size cap of %d; page with offset", name, lim, catalog.MaxPageSize)}
 	}
 	if off < 0 || lim < 0 {
-		return nil, &InvalidArgument{fmt.Errorf("%s: offset %d and limit %d: neither may be negative", name, off, lim)}
+		return q, false, &InvalidArgument{fmt.Errorf("%s: offset %d and limit %d: neither may be negative", name, off, lim)}
 	}
 	d, err := f.Domain(arg)
 	if err != nil {
-		return nil, &InvalidArgument{err}
+		return q, false, &InvalidArgument{err}
 	}
 	snap := f.Snapshot()
 	// A3: decided before the dataset's postings are touched, and a hidden
@@ -415,9 +416,9 @@ func (f URLIndexFuncs) urlPage(ctx context.Context, name string, args []any) (*u
 		}
 	}
 	if !known || ds < 0 {
-		return nil, &UnknownDataset{ID: int64(ds), Version: snap.Version.Version}
+		return q, false, &UnknownDataset{ID: int64(ds), Version: snap.Version.Version}
 	}
-	return &urlPage{snap: snap, domain: d, dataset: uint32(ds), offset: off, limit: lim}, nil
+	return urlPage{snap: snap, domain: d, dataset: uint32(ds), offset: off, limit: lim}, true, nil
 }
 
 func (f URLIndexFuncs) grants() *access.Grants {
