@@ -100,9 +100,14 @@ type Summary struct {
 	Files       int              // Parquet files written
 	Bytes       int64            // Parquet bytes written
 	Collisions  int              // url_id collisions recorded
-	Domains     uint64           // domains in the new version
-	URLsTotal   int64            // URLs in the new version
-	Duration    time.Duration
+	// Columns are the dataset's kept columns after this ingest, and
+	// FieldBytes what each cost in the Parquet written (compressed column
+	// chunks; docs/format/lake.md, "Kept fields")
+	Columns    []catalog.Column
+	FieldBytes map[string]int64
+	Domains    uint64 // domains in the new version
+	URLsTotal  int64  // URLs in the new version
+	Duration   time.Duration
 	// Phases times each step: read+normalize, write parquet, upload, index.
 	Phases []Phase
 }
@@ -410,7 +415,14 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 	sum.Written, sum.Collisions, sum.Files = written, len(collisions), len(lakeFiles)
 	for _, f := range lakeFiles {
 		sum.Bytes += f.Bytes
+		for k, n := range f.FieldBytes {
+			if sum.FieldBytes == nil {
+				sum.FieldBytes = map[string]int64{}
+			}
+			sum.FieldBytes[k] += n
+		}
 	}
+	sum.Columns = o.columns
 	sum.RejectsKey = "ingest/" + version + "/rejects-" + o.Dataset + ".tsv"
 	if err := putFile(ctx, o.Store, sum.RejectsKey, sum.RejectsFile); err != nil {
 		return staged{}, err

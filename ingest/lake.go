@@ -251,6 +251,8 @@ type lakeFile struct {
 	// Spans: per domain, the row groups holding its URLs with row counts,
 	// in row order.
 	Spans map[string][]groupRows
+	// FieldBytes: per kept column, its column chunks' compressed bytes
+	FieldBytes map[string]int64
 }
 
 type groupRows struct {
@@ -743,6 +745,25 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 	}
 	if err := pw.Close(); err != nil {
 		return f, nil, err
+	}
+	if len(w.cols) > 0 {
+		md, err := pw.FileMetadata()
+		if err != nil {
+			return f, nil, err
+		}
+		f.FieldBytes = map[string]int64{}
+		for g := range md.NumRowGroups() {
+			rg := md.RowGroup(g)
+			for c := range rg.NumColumns() {
+				cc, err := rg.ColumnChunk(c)
+				if err != nil {
+					return f, nil, err
+				}
+				if name := cc.PathInSchema().String(); catalog.ColumnIndex(w.cols, name) >= 0 {
+					f.FieldBytes[name] += cc.TotalCompressedSize()
+				}
+			}
+		}
 	}
 	f.Data = out.Bytes()
 	f.Rows, f.Bytes = int64(len(rows)), int64(out.Len())

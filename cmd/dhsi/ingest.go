@@ -240,6 +240,16 @@ func printSummary(w io.Writer, s ingest.Summary) {
 	}
 	fmt.Fprintf(w, "dataset %q (id %d, %s)\n", s.Dataset, s.DatasetID, state)
 	fmt.Fprintf(w, "  read        %d\n  normalized  %d\n  written     %d distinct URLs in %d Parquet files (%d bytes)\n", s.Read, s.Normalized, s.Written, s.Files, s.Bytes)
+	if len(s.Columns) > 0 {
+		fmt.Fprintf(w, "  kept fields (bytes per URL written)\n")
+		for _, c := range s.Columns {
+			per := 0.0
+			if s.Written > 0 {
+				per = float64(s.FieldBytes[c.Name]) / float64(s.Written)
+			}
+			fmt.Fprintf(w, "    %-24s %-10s %6.2f\n", c.Name, c.Type, per)
+		}
+	}
 	var reasons []string
 	var rejected int64
 	for r, n := range s.Rejected {
