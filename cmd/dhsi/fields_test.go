@@ -384,3 +384,35 @@ func mustNormalize(t *testing.T, raw string) string {
 	}
 	return u.Normalized
 }
+
+// TestVerifyKeptColumns: dhsi verify --deep checks each lake file's kept
+// columns against datasets.json: a type the registry does not give them is
+// a problem.
+func TestVerifyKeptColumns(t *testing.T) {
+	ctx := context.Background()
+	store := filepath.Join(t.TempDir(), "store")
+	ingestOK(t, "--store", store, "--dataset", "iana", filepath.Join("..", "..", "testdata", "shared", "cdx", "pywb-iana.cdx"))
+	verify := func() string {
+		var out strings.Builder
+		run(ctx, []string{"verify", "--store", store, "--deep"}, &out, io.Discard)
+		return out.String()
+	}
+	if out := verify(); !strings.Contains(out, ": 0 problems, 0 warnings") {
+		t.Fatalf("verify of a fresh store:\n%s", out)
+	}
+	regs, _ := filepath.Glob(filepath.Join(store, "index", "*", "datasets.json"))
+	if len(regs) != 1 {
+		t.Fatalf("%d datasets.json", len(regs))
+	}
+	b, err := os.ReadFile(regs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `"int32"`, `"int64"`, 1))
+	if err := os.WriteFile(regs[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := verify(); !strings.Contains(out, "column status is INT32, datasets.json says int64") {
+		t.Fatalf("verify of a registry that retypes status:\n%s", out)
+	}
+}
