@@ -225,6 +225,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					return err
 				}
 				urls = u
+				u.grants = grants.Current // before any urls view: its columns depend on the grants
 				procs := domainProcedures(st, d, log)
 				if reg != nil {
 					procs.Observe = observeCompactions(reg.Compactions())
@@ -249,7 +250,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.RegisterProcedures(ctx, db, procs); err != nil {
 					return err
 				}
-				u.grants = grants.Current
 				grants.OnChange = func() {
 					// prepared statements over the urls view folded the
 					// old grants into their file list: replacing the view
