@@ -913,10 +913,15 @@ func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32
 		}
 		for offset := int64(0); ; {
 			var rows []catalog.URLRow
+			var fields []catalog.FieldRow
 			var total uint64
 			var err error
 			if withFields {
-				rows, total, _, err = snap.DomainURLFields(r.Context(), cq.domain, id, offset, catalog.MaxPageSize)
+				fields, total, _, err = snap.DomainURLFields(r.Context(), cq.domain, id, offset, catalog.MaxPageSize)
+				rows = make([]catalog.URLRow, len(fields))
+				for i := range fields {
+					rows[i] = fields[i].URLRow
+				}
 			} else {
 				rows, total, err = snap.DomainURLs(r.Context(), cq.domain, id, offset, catalog.MaxPageSize)
 			}
@@ -926,7 +931,7 @@ func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32
 			for i := range rows {
 				var kept *[6]string
 				if withFields {
-					kept = keptStrings(rows[i].Fields, &cdxAt)
+					kept = keptStrings(fields[i].Fields, &cdxAt)
 				}
 				l, ok := cq.lineOf(&rows[i], id, name, kept, snap)
 				if !ok || (after != nil && compareLines(&l, after) <= 0) {

@@ -237,13 +237,18 @@ func (a *api) urls(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var rows []catalog.URLRow
+	var rows []catalog.FieldRow
 	var total uint64
 	var cols []catalog.Column
 	if ds, _ := snap.Datasets.ByID(uint32(id)); withFields && len(ds.Columns) > 0 {
 		rows, total, cols, err = snap.DomainURLFields(r.Context(), d, uint32(id), offset, limit)
 	} else {
-		rows, total, err = snap.DomainURLs(r.Context(), d, uint32(id), offset, limit)
+		var plain []catalog.URLRow
+		plain, total, err = snap.DomainURLs(r.Context(), d, uint32(id), offset, limit)
+		rows = make([]catalog.FieldRow, len(plain))
+		for i := range plain {
+			rows[i].URLRow = plain[i]
+		}
 	}
 	if err != nil {
 		a.internal(w, err)

@@ -200,7 +200,7 @@ var (
 // found by the dataset's column positions (cdx[k]: the position of
 // catalog.CDXColumns[k], or -1).
 type fieldRows struct {
-	rows []catalog.URLRow
+	rows []catalog.FieldRow
 	cols []catalog.Column
 	cdx  [6]int
 }
@@ -209,7 +209,7 @@ func (r *fieldRows) Len() int { return len(r.rows) }
 
 func (r *fieldRows) Cell(row, col int) sqlserver.NativeValue {
 	if col < 3 {
-		return urlRows(r.rows).Cell(row, col)
+		return urlCell(&r.rows[row].URLRow, col)
 	}
 	vals := r.rows[row].Fields
 	if col == 9 {
@@ -289,15 +289,18 @@ type urlRows []catalog.URLRow
 
 func (r urlRows) Len() int { return len(r) }
 
-func (r urlRows) Cell(row, col int) sqlserver.NativeValue {
+func (r urlRows) Cell(row, col int) sqlserver.NativeValue { return urlCell(&r[row], col) }
+
+// urlCell is column col of domain_urls' row r.
+func urlCell(r *catalog.URLRow, col int) sqlserver.NativeValue {
 	switch col {
 	case 0:
-		return sqlserver.NativeUint(r[row].URLID)
+		return sqlserver.NativeUint(r.URLID)
 	case 1:
-		return sqlserver.NativeString(r[row].URL)
+		return sqlserver.NativeString(r.URL)
 	case 2:
-		if r[row].HasTS {
-			return sqlserver.NativeTime(r[row].TS)
+		if r.HasTS {
+			return sqlserver.NativeTime(r.TS)
 		}
 	}
 	return sqlserver.NativeNull()
