@@ -127,7 +127,7 @@ var cdxFieldNames = map[string]cdxField{
 	"urlkey": fieldURLKey, "k": fieldURLKey, "N": fieldURLKey,
 	"timestamp": fieldTimestamp, "t": fieldTimestamp, "b": fieldTimestamp,
 	"original": fieldOriginal, "url": fieldOriginal, "u": fieldOriginal, "a": fieldOriginal,
-	"dataset": fieldDataset,
+	"dataset":    fieldDataset,
 	"statuscode": fieldStatus, "status": fieldStatus, "s": fieldStatus,
 	"mimetype": fieldMime, "mime": fieldMime, "m": fieldMime,
 	"digest": fieldDigest, "d": fieldDigest,
