@@ -430,3 +430,11 @@ func fieldLen(b []byte, cols []catalog.Column) (int, error) {
 	}
 	return at, nil
 }
+
+// markSeen records that an input has column name (a CSV header, a Parquet
+// schema), whatever its values.
+func (p *fieldPlan) markSeen(name string) {
+	if i := p.index(name); i >= 0 {
+		p.seen[i] = true
+	}
+}

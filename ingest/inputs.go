@@ -371,6 +371,7 @@ func scanCSV(name string, r io.Reader, tab bool, plan *fieldPlan, emit func(Reco
 				return fmt.Errorf("%s: --keep-columns: no column %q in header %q", name, k, header)
 			}
 			keepAt = append(keepAt, [2]int{at, plan.index(k)})
+			plan.markSeen(k) // the header has it, whatever its values
 		}
 	}
 	for n := 2; ; n++ {
@@ -469,6 +470,7 @@ func scanParquet(ctx context.Context, path, memoryLimit string, plan *fieldPlan,
 			}
 			keepSQL += ", CAST(" + quoteIdent(found) + " AS VARCHAR)"
 			keepIdx = append(keepIdx, plan.index(k))
+			plan.markSeen(k) // the schema has it, whatever its values
 		}
 	}
 	rows, err = db.QueryContext(ctx, "SELECT CAST("+quoteIdent(uc)+" AS VARCHAR), "+tsExpr+keepSQL+" FROM read_parquet(?)", path)
