@@ -77,6 +77,13 @@ func (g *Grants) List() []Grant { return append([]Grant(nil), g.list...) }
 // hot path pays one branch).
 func (g *Grants) Restricts() bool { return len(g.byDataset) > 0 }
 
+// Restricted reports whether the dataset has grants, so that not every
+// principal sees it.
+func (g *Grants) Restricted(dataset string) bool {
+	_, ok := g.byDataset[dataset]
+	return ok
+}
+
 // Visible applies A2: may p see the dataset named dataset?
 func (g *Grants) Visible(p Principal, dataset string) bool {
 	if p.Role == Admin {

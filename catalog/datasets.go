@@ -29,6 +29,9 @@ type Dataset struct {
 	URLs    int64     `json:"urls"`    // exact, after normalization and deduplication
 	Domains int64     `json:"domains"` // registered domains with at least one URL
 	Files   int       `json:"files"`   // Parquet files
+	// Columns are the fields kept for each URL (fields.go), in the order
+	// the dataset gained them; absent before the dataset kept any.
+	Columns []Column `json:"columns,omitempty"`
 }
 
 // Datasets is the dataset registry of one index version.
@@ -162,6 +165,22 @@ func ReserveDatasetID(ctx context.Context, st store.Store, d *Datasets, name str
 			return id, nil // the same new dataset, reserved by another ingest
 		}
 	}
+}
+
+// SetColumns records the columns of dataset id, merged with those it has
+// (MergeColumns).
+func (d *Datasets) SetColumns(id uint32, add []Column) error {
+	for i := range d.Datasets {
+		if d.Datasets[i].ID == id {
+			cols, err := MergeColumns(d.Datasets[i].Columns, add)
+			if err != nil {
+				return fmt.Errorf("dataset %q: %w", d.Datasets[i].Name, err)
+			}
+			d.Datasets[i].Columns = cols
+			return nil
+		}
+	}
+	return fmt.Errorf("dataset id %d is not in the registry", id)
 }
 
 // Update applies fn to the dataset with id.

@@ -245,28 +245,69 @@ type URLRow struct {
 	HasTS bool
 }
 
+// FieldRow is one row of domain_url_fields: a URL row and its kept
+// fields. (Not a field of URLRow: the row cache holds URLRows, and a
+// slice more per row would cost every cached row 24 bytes.)
+type FieldRow struct {
+	URLRow
+	// Fields are the dataset's kept columns (Dataset.Columns), by
+	// position: int32, int64, float64, bool, time.Time, string or nil for
+	// NULL.
+	Fields []any
+}
+
 // DomainURLs answers Q2: the URLs of domain in dataset, in a stable order
 // (by URL within each ingest's files, ingests in publishing order: P3), from
 // offset, at most limit; total is the exact count.
 func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint32, offset, limit int64) (rows []URLRow, total uint64, err error) {
+	rows, _, total, err = s.domainURLs(ctx, domain, datasetID, offset, limit, nil)
+	return rows, total, err
+}
+
+// DomainURLFields is DomainURLs with each row's kept fields (URLRow.Fields,
+// by the position of cols, the dataset's Columns). It reads their columns
+// only here: domain_urls never decodes them, and its row cache holds
+// none (a page with fields is decoded from the file each time).
+func (s *Snapshot) DomainURLFields(ctx context.Context, domain string, datasetID uint32, offset, limit int64) (out []FieldRow, total uint64, cols []Column, err error) {
+	ds, _ := s.Datasets.ByID(datasetID)
+	cols = ds.Columns
+	if cols == nil {
+		cols = []Column{} // not nil: read the fields (there are none)
+	}
+	rows, fields, total, err := s.domainURLs(ctx, domain, datasetID, offset, limit, cols)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	out = make([]FieldRow, len(rows))
+	for i := range rows {
+		out[i].URLRow = rows[i]
+		if i < len(fields) {
+			out[i].Fields = fields[i]
+		}
+	}
+	return out, total, ds.Columns, nil
+}
+
+// domainURLs is DomainURLs, and with cols (not nil) each row's fields.
+func (s *Snapshot) domainURLs(ctx context.Context, domain string, datasetID uint32, offset, limit int64, cols []Column) (rows []URLRow, fields [][]any, total uint64, err error) {
 	if limit < 0 || offset < 0 {
-		return nil, 0, fmt.Errorf("offset and limit must not be negative")
+		return nil, nil, 0, fmt.Errorf("offset and limit must not be negative")
 	}
 	if limit > MaxPageSize {
-		return nil, 0, fmt.Errorf("limit %d is above the page-size cap of %d", limit, MaxPageSize)
+		return nil, nil, 0, fmt.Errorf("limit %d is above the page-size cap of %d", limit, MaxPageSize)
 	}
 	if s.empty || len(s.shards) == 0 {
-		return nil, 0, nil
+		return nil, nil, 0, nil
 	}
 	k := DomainKey(domain)
 	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
 	e, ok, err := r.Lookup(k, datasetID)
 	if err != nil || !ok {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	spans, err := r.Payload(e)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	window, skip := spans.Window(uint64(offset), uint64(limit))
 	for _, sp := range window {
@@ -276,14 +317,22 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 		}
 		f, ok := s.files[sp.FileID]
 		if !ok {
-			return nil, 0, fmt.Errorf("postings name file %d, which files.tsv lacks", sp.FileID)
+			return nil, nil, 0, fmt.Errorf("postings name file %d, which files.tsv lacks", sp.FileID)
 		}
-		got, n, err := s.x.readRowGroup(ctx, f.Path, sp, domain, int64(skip), room)
+		var got []URLRow
+		var gotFields [][]any
+		var n int64
+		if cols != nil {
+			got, gotFields, n, err = s.x.readRowGroupDirect(ctx, f.Path, sp, domain, int64(skip), room, cols)
+			fields = append(fields, gotFields...)
+		} else {
+			got, n, err = s.x.readRowGroup(ctx, f.Path, sp, domain, int64(skip), room)
+		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s row group %d: %w", f.Path, sp.RowGroup, err)
+			return nil, nil, 0, fmt.Errorf("%s row group %d: %w", f.Path, sp.RowGroup, err)
 		}
 		if uint64(n) != uint64(sp.Rows) {
-			return nil, 0, fmt.Errorf("%s row group %d holds %d rows of %s, the postings say %d", f.Path, sp.RowGroup, n, domain, sp.Rows)
+			return nil, nil, 0, fmt.Errorf("%s row group %d holds %d rows of %s, the postings say %d", f.Path, sp.RowGroup, n, domain, sp.Rows)
 		}
 		skip = 0
 		if rows == nil {
@@ -292,7 +341,7 @@ func (s *Snapshot) DomainURLs(ctx context.Context, domain string, datasetID uint
 			rows = append(rows[:len(rows):len(rows)], got...) // never into a cached run
 		}
 	}
-	return rows, e.URLCount, nil
+	return rows, fields, e.URLCount, nil
 }
 
 // LakeRun is one run of a domain's rows in the lake: the rows of one row
@@ -339,17 +388,26 @@ func (s *Snapshot) LakeRuns(domain string, datasetID uint32) ([]LakeRun, error) 
 }
 
 // ReadLakeRun reads the rows of one run of domain (from LakeRuns of this
-// snapshot). The caller must not modify them: they may be the row
-// cache's.
-func (s *Snapshot) ReadLakeRun(ctx context.Context, domain string, run LakeRun) ([]URLRow, error) {
-	rows, n, err := s.x.readRowGroup(ctx, run.file.Path, run.span, domain, 0, -1)
+// snapshot), and with cols (not nil) each row's values of those kept
+// columns of the run's dataset (FieldRow.Fields), read outside the row
+// cache. The caller must not modify the rows: they may be the row cache's.
+func (s *Snapshot) ReadLakeRun(ctx context.Context, domain string, run LakeRun, cols []Column) ([]URLRow, [][]any, error) {
+	var rows []URLRow
+	var fields [][]any
+	var n int64
+	var err error
+	if cols != nil {
+		rows, fields, n, err = s.x.readRowGroupDirect(ctx, run.file.Path, run.span, domain, 0, -1, cols)
+	} else {
+		rows, n, err = s.x.readRowGroup(ctx, run.file.Path, run.span, domain, 0, -1)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s row group %d: %w", run.file.Path, run.span.RowGroup, err)
+		return nil, nil, fmt.Errorf("%s row group %d: %w", run.file.Path, run.span.RowGroup, err)
 	}
-	if uint64(n) != uint64(run.span.Rows) || int64(len(rows)) != n {
-		return nil, fmt.Errorf("%s row group %d holds %d rows of %s, the postings say %d", run.file.Path, run.span.RowGroup, n, domain, run.span.Rows)
+	if uint64(n) != uint64(run.span.Rows) || int64(len(rows)) != n || cols != nil && len(fields) != len(rows) {
+		return nil, nil, fmt.Errorf("%s row group %d holds %d rows of %s, the postings say %d", run.file.Path, run.span.RowGroup, n, domain, run.span.Rows)
 	}
-	return rows, nil
+	return rows, fields, nil
 }
 
 // readRowGroup reads up to want rows, after skip, of one domain's rows in
@@ -369,7 +427,7 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Spa
 		if !ok {
 			var n int64
 			var err error
-			if run, n, err = x.readRowGroupDirect(ctx, key, sp, domain, 0, -1); err != nil {
+			if run, _, n, err = x.readRowGroupDirect(ctx, key, sp, domain, 0, -1, nil); err != nil {
 				return nil, 0, err
 			}
 			if n != int64(len(run)) {
@@ -389,10 +447,11 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Spa
 		}
 		return run[skip:end:end], n, nil
 	}
-	return x.readRowGroupDirect(ctx, key, sp, domain, skip, want)
+	rows, _, n, err := x.readRowGroupDirect(ctx, key, sp, domain, skip, want, nil)
+	return rows, n, err
 }
 
-func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
+func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64, cols []Column) ([]URLRow, [][]any, int64, error) {
 	fr, err := x.readers.get(key, func() (r *pqfile.Reader, err error) {
 		defer func() {
 			if err == nil {
@@ -418,11 +477,11 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postin
 		return pqfile.NewParquetReader(src, pqfile.WithReadProps(lakeReadProps()))
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	fr.mu.RLock()
 	defer fr.mu.RUnlock()
-	return readDomainRows(fr, sp, domain, skip, want)
+	return readDomainRows(fr, sp, domain, skip, want, cols)
 }
 
 // readerCache is a bounded LRU of open Parquet readers (its limit counts
@@ -529,11 +588,11 @@ func (rc *readerCache) get(key string, open func() (*pqfile.Reader, error)) (*ca
 // 3, which store the domain per row) the domain column is scanned in
 // chunks, comparing bytes without allocating, until the run ends. The other
 // columns skip to the first wanted row and decode only the rows returned.
-func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, want int64) ([]URLRow, int64, error) {
+func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, want int64, cols []Column) ([]URLRow, [][]any, int64, error) {
 	r := cr.r
 	rg := int(sp.RowGroup)
 	if rg >= r.NumRowGroups() {
-		return nil, 0, fmt.Errorf("row group %d out of range (file has %d)", rg, r.NumRowGroups())
+		return nil, nil, 0, fmt.Errorf("row group %d out of range (file has %d)", rg, r.NumRowGroups())
 	}
 	schema := r.MetaData().Schema
 	col := func(name string) int { return schema.ColumnIndexByName(name) }
@@ -547,13 +606,13 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 		}
 		var err error
 		if lo, n, err = findDomainRun(g, domainCol, domain, from); err != nil {
-			return nil, 0, fmt.Errorf("domain column: %w", err)
+			return nil, nil, 0, fmt.Errorf("domain column: %w", err)
 		}
 	} else if lo+n > g.NumRows() {
-		return nil, 0, fmt.Errorf("the postings place %d rows of %s from row %d, past the group's %d rows", n, domain, lo, g.NumRows())
+		return nil, nil, 0, fmt.Errorf("the postings place %d rows of %s from row %d, past the group's %d rows", n, domain, lo, g.NumRows())
 	}
 	if n == 0 || skip >= n || want == 0 {
-		return nil, n, nil
+		return nil, nil, n, nil
 	}
 	first, count := lo+skip, n-skip
 	if want >= 0 && want < count {
@@ -561,7 +620,7 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	}
 	urls, _, err := readStrings(g, col("url"), first, count)
 	if err != nil {
-		return nil, n, fmt.Errorf("url column: %w", err)
+		return nil, nil, n, fmt.Errorf("url column: %w", err)
 	}
 	// raw URLs: edits of url (layout 4, L5), or stored whole (older files)
 	rawCol, edited := col("raw_edit"), true
@@ -570,11 +629,11 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	}
 	raws, rawValid, err := readStrings(g, withValues(g, rawCol), first, count)
 	if err != nil {
-		return nil, n, fmt.Errorf("raw column: %w", err)
+		return nil, nil, n, fmt.Errorf("raw column: %w", err)
 	}
 	if edited {
 		if err := applyRawEdits(urls, raws, rawValid); err != nil {
-			return nil, n, fmt.Errorf("raw_edit column: %w", err)
+			return nil, nil, n, fmt.Errorf("raw_edit column: %w", err)
 		}
 	}
 	// url_id is derived (docs/format/lake.md); files that stored it are read
@@ -582,12 +641,12 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	var ids []int64
 	if c := col("url_id"); c >= 0 {
 		if ids, _, err = readInt64s(g, c, first, count); err != nil {
-			return nil, n, fmt.Errorf("url_id column: %w", err)
+			return nil, nil, n, fmt.Errorf("url_id column: %w", err)
 		}
 	}
 	tss, tsValid, err := readInt64s(g, withValues(g, col("ts")), first, count)
 	if err != nil {
-		return nil, n, fmt.Errorf("ts column: %w", err)
+		return nil, nil, n, fmt.Errorf("ts column: %w", err)
 	}
 	// whole seconds are in ts_seconds (layout 4, L6); older files have
 	// no such column, and row groups without such timestamps are skipped
@@ -596,7 +655,13 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 	var secValid []bool
 	if c := withValues(g, col("ts_seconds")); c >= 0 {
 		if secs, secValid, err = readInt64s(g, c, first, count); err != nil {
-			return nil, n, fmt.Errorf("ts_seconds column: %w", err)
+			return nil, nil, n, fmt.Errorf("ts_seconds column: %w", err)
+		}
+	}
+	var fields [][]any
+	if cols != nil {
+		if fields, err = readFields(g, col, cols, first, count); err != nil {
+			return nil, nil, n, err
 		}
 	}
 	out := make([]URLRow, count)
@@ -621,7 +686,7 @@ func readDomainRows(cr *cachedReader, sp postings.Span, domain string, skip, wan
 			row.TS, row.HasTS = time.Unix(secs[i], 0).UTC(), true
 		}
 	}
-	return out, n, nil
+	return out, fields, n, nil
 }
 
 // applyRawEdits replaces each valid edit in raws by the raw URL it

@@ -2,7 +2,10 @@ package httpapi
 
 // The CDX server API (issue 17 §8): the query interface of pywb's CDXJ
 // server and of the Internet Archive's Wayback CDX server, answered from
-// the URL index on the fields DHSI keeps.
+// the URL index on the fields DHSI keeps: urlkey, timestamp, original and
+// dataset for every line, and where a dataset keeps them (CDX and CDXJ
+// inputs, issue 17 §1) statuscode, mimetype, digest, length, offset and
+// filename.
 //
 //	GET /cdx?url=…             pywb's flavour (CDXJ by default)
 //	GET /{dataset}/cdx?url=…   the same, one dataset (pywb's /{coll}/cdx)
@@ -76,7 +79,18 @@ const (
 	fieldTimestamp
 	fieldOriginal
 	fieldDataset
+	// the CDX fields a dataset keeps (catalog.CDXColumns, in that order:
+	// a kept field's index is f - fieldStatus)
+	fieldStatus
+	fieldMime
+	fieldDigest
+	fieldLength
+	fieldOffset
+	fieldFilename
 )
+
+// kept reports whether f is one of the fields a dataset may keep.
+func (f cdxField) kept() bool { return f >= fieldStatus }
 
 // name is the field's name in the flavour's output (JSON keys, the JSON
 // header row).
@@ -91,8 +105,20 @@ func (f cdxField) name(fl cdxFlavour) string {
 			return "original"
 		}
 		return "url"
+	case fieldStatus:
+		if fl == flavourIA {
+			return "statuscode"
+		}
+		return "status"
+	case fieldMime:
+		if fl == flavourIA {
+			return "mimetype"
+		}
+		return "mime"
+	case fieldDataset:
+		return "dataset"
 	}
-	return "dataset"
+	return catalog.CDXColumns[f-fieldStatus].Name // digest, length, offset, filename
 }
 
 // cdxFieldNames maps every name either server (and pywb's one-letter CDX
@@ -101,33 +127,73 @@ var cdxFieldNames = map[string]cdxField{
 	"urlkey": fieldURLKey, "k": fieldURLKey, "N": fieldURLKey,
 	"timestamp": fieldTimestamp, "t": fieldTimestamp, "b": fieldTimestamp,
 	"original": fieldOriginal, "url": fieldOriginal, "u": fieldOriginal, "a": fieldOriginal,
-	"dataset": fieldDataset,
+	"dataset":    fieldDataset,
+	"statuscode": fieldStatus, "status": fieldStatus, "s": fieldStatus,
+	"mimetype": fieldMime, "mime": fieldMime, "m": fieldMime,
+	"digest": fieldDigest, "d": fieldDigest,
+	"length": fieldLength, "l": fieldLength, "S": fieldLength,
+	"offset": fieldOffset, "o": fieldOffset, "V": fieldOffset,
+	"filename": fieldFilename, "f": fieldFilename, "g": fieldFilename,
 }
 
-// cdxUnkept are the fields of CDX and CDXJ lines DHSI does not keep
-// (issue 17 §1 tracks keeping them).
+// cdxUnkept are the fields of CDX and CDXJ lines DHSI does not keep.
 var cdxUnkept = map[string]bool{
-	"mimetype": true, "mime": true, "m": true, "statuscode": true, "status": true, "s": true,
-	"digest": true, "d": true, "length": true, "l": true, "S": true, "offset": true, "o": true, "V": true,
-	"filename": true, "f": true, "g": true, "redirect": true, "r": true, "robotflags": true, "M": true,
+	"redirect": true, "r": true, "robotflags": true, "M": true,
 	"mime-detected": true, "charset": true, "languages": true, "source": true, "source-coll": true,
 	"orig.length": true, "orig.offset": true, "orig.filename": true,
 }
+
+const cdxFieldList = "urlkey, timestamp, original (also named url), dataset, and where a dataset keeps them statuscode (status), mimetype (mime), digest, length, offset and filename"
 
 func lookupField(name, param string) (cdxField, error) {
 	if f, ok := cdxFieldNames[name]; ok {
 		return f, nil
 	}
 	if cdxUnkept[name] {
-		return 0, fmt.Errorf("%s: DHSI does not keep the field %q of CDX lines; it has urlkey, timestamp, original (also named url) and dataset", param, name)
+		return 0, fmt.Errorf("%s: DHSI does not keep the field %q of CDX lines; it has %s", param, name, cdxFieldList)
 	}
-	return 0, fmt.Errorf("%s: no field %q; DHSI's CDX lines have urlkey, timestamp, original (also named url) and dataset", param, name)
+	return 0, fmt.Errorf("%s: no field %q; DHSI's CDX lines have %s", param, name, cdxFieldList)
 }
 
-// iaDefault are the Wayback CDX server's default columns. DHSI keeps the
-// first three and answers "-" for the others, CDX's mark of a field a line
-// lacks, so clients that read columns by position keep working.
+// checkKept refuses a query naming a kept field (fl, filter, collapse)
+// that none of the datasets it reads keeps: every line would say "-".
+func (cq *cdxQuery) checkKept(snap *catalog.Snapshot, ids []uint32) error {
+	var named []cdxField
+	named = append(named, cq.fields...)
+	for _, f := range cq.filters {
+		if !f.whole {
+			named = append(named, f.field)
+		}
+	}
+	for _, c := range cq.collapse {
+		named = append(named, c.field)
+	}
+	for _, f := range named {
+		if !f.kept() {
+			continue
+		}
+		name := catalog.CDXColumns[f-fieldStatus].Name
+		found := false
+		for _, id := range ids {
+			if d, ok := snap.Datasets.ByID(id); ok && catalog.ColumnIndex(d.Columns, name) >= 0 {
+				found = true
+				break
+			}
+		}
+		if !found && len(ids) > 0 {
+			return fmt.Errorf("field %q: no dataset this query reads keeps it (CDX and CDXJ inputs do; plain lists do not)", f.name(cq.flavour))
+		}
+	}
+	return nil
+}
+
+// iaDefault are the Wayback CDX server's default columns. A line whose
+// dataset keeps no CDX field answers "-" for the last four, CDX's mark of
+// a field a line lacks, so clients that read columns by position keep
+// working.
 var iaDefault = []string{"urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"}
+
+var iaDefaultFields = []cdxField{fieldURLKey, fieldTimestamp, fieldOriginal, fieldMime, fieldStatus, fieldDigest, fieldLength}
 
 var pywbDefault = []cdxField{fieldURLKey, fieldTimestamp, fieldOriginal, fieldDataset}
 
@@ -138,6 +204,18 @@ type cdxLine struct {
 	ts   string   // 14 digits, or "-"
 	orig string   // the raw URL, or the URL where ingest kept no raw one
 	ds   []uint32 // datasets holding it, ascending
+	// kept are the CDX fields of the row (catalog.CDXColumns' order), ""
+	// where its dataset keeps none; a merged line has those of its first
+	// dataset
+	kept *[6]string
+}
+
+// keptValue is kept field f of the line, or "-".
+func (l *cdxLine) keptValue(f cdxField) string {
+	if l.kept == nil || l.kept[f-fieldStatus] == "" {
+		return "-"
+	}
+	return l.kept[f-fieldStatus]
 }
 
 func compareLines(a, b *cdxLine) int {
@@ -303,8 +381,8 @@ var unsupportedCDX = map[string]string{
 	"offset":            "page with showResumeKey=true and resumeKey (an offset re-reads what it skips)",
 	"closest":           "sort by closeness to a timestamp is not implemented; use from/to",
 	"reverse":           "reverse order is not implemented; limit=-N gives the last N lines",
-	"resolveRevisits":   "DHSI keeps no digest or mime type to resolve revisits with",
-	"showDupeCount":     "DHSI keeps no digest to count duplicates by",
+	"resolveRevisits":   "resolving revisits is not implemented (the digest and mime fields are there to do it yourself)",
+	"showDupeCount":     "duplicate counts are not implemented",
 	"showSkipCount":     "skip counters are not implemented",
 	"lastSkipTimestamp": "skip counters are not implemented",
 	"showGroupCount":    "group counters are not implemented",
@@ -578,6 +656,10 @@ func (a *api) serveCDX(w http.ResponseWriter, r *http.Request, fl cdxFlavour, pa
 		cdxError(w, fl, status, err.Error())
 		return
 	}
+	if err := cq.checkKept(snap, ids); err != nil {
+		cdxError(w, fl, http.StatusBadRequest, err.Error())
+		return
+	}
 	if cq.numPages {
 		writeNumPages(w, fl)
 		return
@@ -748,8 +830,10 @@ func fieldValue(l *cdxLine, f cdxField, snap *catalog.Snapshot) string {
 		return l.ts
 	case fieldOriginal:
 		return l.orig
+	case fieldDataset:
+		return datasetNames(l.ds, snap)
 	}
-	return datasetNames(l.ds, snap)
+	return l.keptValue(f)
 }
 
 func datasetNames(ids []uint32, snap *catalog.Snapshot) string {
@@ -819,13 +903,37 @@ func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32
 		if d, ok := snap.Datasets.ByID(id); ok {
 			name = d.Name
 		}
+		var cdxAt [6]int // where each CDX field is among the dataset's columns
+		withFields := false
+		if d, ok := snap.Datasets.ByID(id); ok {
+			for k, c := range catalog.CDXColumns {
+				cdxAt[k] = catalog.ColumnIndex(d.Columns, c.Name)
+				withFields = withFields || cdxAt[k] >= 0
+			}
+		}
 		for offset := int64(0); ; {
-			rows, total, err := snap.DomainURLs(r.Context(), cq.domain, id, offset, catalog.MaxPageSize)
+			var rows []catalog.URLRow
+			var fields []catalog.FieldRow
+			var total uint64
+			var err error
+			if withFields {
+				fields, total, _, err = snap.DomainURLFields(r.Context(), cq.domain, id, offset, catalog.MaxPageSize)
+				rows = make([]catalog.URLRow, len(fields))
+				for i := range fields {
+					rows[i] = fields[i].URLRow
+				}
+			} else {
+				rows, total, err = snap.DomainURLs(r.Context(), cq.domain, id, offset, catalog.MaxPageSize)
+			}
 			if err != nil {
 				return nil, false, fmt.Errorf("dataset %d: %w", id, err)
 			}
 			for i := range rows {
-				l, ok := cq.lineOf(&rows[i], id, name, snap)
+				var kept *[6]string
+				if withFields {
+					kept = keptStrings(fields[i].Fields, &cdxAt)
+				}
+				l, ok := cq.lineOf(&rows[i], id, name, kept, snap)
 				if !ok || (after != nil && compareLines(&l, after) <= 0) {
 					continue
 				}
@@ -854,7 +962,7 @@ func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32
 
 // lineOf is the line of one row, if it passes the match type, from/to and
 // the filters.
-func (cq *cdxQuery) lineOf(row *catalog.URLRow, id uint32, dataset string, snap *catalog.Snapshot) (cdxLine, bool) {
+func (cq *cdxQuery) lineOf(row *catalog.URLRow, id uint32, dataset string, kept *[6]string, snap *catalog.Snapshot) (cdxLine, bool) {
 	authority, path, query, hasQuery := splitNormalized(row.URL)
 	host := surtHost(authority)
 	switch cq.matchType {
@@ -872,7 +980,7 @@ func (cq *cdxQuery) lineOf(row *catalog.URLRow, id uint32, dataset string, snap 
 			return cdxLine{}, false
 		}
 	}
-	l := cdxLine{key: host + surtPath(path) + surtQuery(query, hasQuery), ts: "-", orig: row.URL, ds: []uint32{id}}
+	l := cdxLine{key: host + surtPath(path) + surtQuery(query, hasQuery), ts: "-", orig: row.URL, ds: []uint32{id}, kept: kept}
 	switch cq.matchType {
 	case "exact":
 		if l.key != cq.key {
@@ -918,14 +1026,64 @@ func (cq *cdxQuery) lineOf(row *catalog.URLRow, id uint32, dataset string, snap 
 // CDXJ).
 func wholeLine(l *cdxLine, dataset string, fl cdxFlavour) string {
 	if fl == flavourIA {
-		return l.key + " " + l.ts + " " + textValue(l.orig) + " - - - -"
+		return l.key + " " + l.ts + " " + textValue(l.orig) + " " + textValue(l.keptValue(fieldMime)) + " " + l.keptValue(fieldStatus) + " " +
+			textValue(l.keptValue(fieldDigest)) + " " + l.keptValue(fieldLength)
 	}
 	var b bytes.Buffer
 	b.WriteString(l.key + " " + l.ts + " {")
 	writeJSONPair(&b, "url", l.orig, true)
+	writePywbKept(&b, l)
 	writeJSONPair(&b, "dataset", dataset, false)
 	b.WriteByte('}')
 	return b.String()
+}
+
+// writePywbKept writes the line's kept CDX fields that have a value, as
+// pywb's default output has every field its index line has.
+func writePywbKept(b *bytes.Buffer, l *cdxLine) {
+	if l.kept == nil {
+		return
+	}
+	for f := fieldMime; f <= fieldFilename; f++ { // pywb's order: mime, status, digest, ...
+		if f == fieldMime {
+			if v := l.kept[fieldMime-fieldStatus]; v != "" {
+				writeJSONPair(b, "mime", v, false)
+			}
+			if v := l.kept[0]; v != "" {
+				writeJSONPair(b, "status", v, false)
+			}
+			continue
+		}
+		if v := l.kept[f-fieldStatus]; v != "" {
+			writeJSONPair(b, f.name(flavourPywb), v, false)
+		}
+	}
+}
+
+// keptStrings are a row's CDX fields as CDX text ("" for NULL).
+func keptStrings(vals []any, at *[6]int) *[6]string {
+	var out [6]string
+	any := false
+	for k, i := range at {
+		if i < 0 || i >= len(vals) || vals[i] == nil {
+			continue
+		}
+		switch v := vals[i].(type) {
+		case int32:
+			out[k] = strconv.FormatInt(int64(v), 10)
+		case int64:
+			out[k] = strconv.FormatInt(v, 10)
+		case string:
+			out[k] = v
+		default:
+			continue
+		}
+		any = true
+	}
+	if !any {
+		return nil
+	}
+	return &out
 }
 
 // cdxWriter renders lines in the query's output format.
@@ -962,7 +1120,10 @@ func (w *cdxWriter) columns(l *cdxLine) (names, values []string) {
 		if l == nil {
 			return iaDefault, nil
 		}
-		return iaDefault, []string{l.key, l.ts, l.orig, "-", "-", "-", "-"}
+		for _, f := range iaDefaultFields {
+			values = append(values, fieldValue(l, f, w.snap))
+		}
+		return iaDefault, values
 	}
 	fields := w.cq.fields
 	if fields == nil {
@@ -1024,6 +1185,9 @@ func (w *cdxWriter) line(l *cdxLine) {
 			}
 			writeJSONPair(b, f.name(flavourPywb), fieldValue(l, f, w.snap), first)
 			first = false
+			if f == fieldOriginal && w.cq.fields == nil {
+				writePywbKept(b, l)
+			}
 		}
 		b.WriteString("}\n")
 	default: // pywb's JSON lines
@@ -1034,6 +1198,9 @@ func (w *cdxWriter) line(l *cdxLine) {
 		}
 		for i, f := range fields {
 			writeJSONPair(b, f.name(flavourPywb), fieldValue(l, f, w.snap), i == 0)
+			if f == fieldOriginal && w.cq.fields == nil {
+				writePywbKept(b, l)
+			}
 		}
 		b.WriteString("}\n")
 	}

@@ -1,7 +1,7 @@
 // Package httpapi serves the URL index as JSON over HTTP (design 001 §4.2):
 //
 //	GET /v1/domain/{domain}
-//	GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=0&limit=1000
+//	GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset=0&limit=1000[&fields=false]
 //	GET /cdx?url=…, GET /{dataset}/cdx?url=…, GET /cdx/search/cdx?url=…
 //	               (the CDX server API of pywb and of the Wayback CDX server: cdx.go)
 //	GET /healthz   (alive; no credentials)
@@ -158,6 +158,11 @@ type URLItem struct {
 	URLID string     `json:"url_id"` // 0x-prefixed hex of the xxh3-64 of the raw URL
 	URL   string     `json:"url"`
 	TS    *time.Time `json:"ts,omitempty"`
+	// Fields are what the input said about the URL (the dataset's kept
+	// columns: docs/format/lake.md, "Kept fields"), in the dataset's
+	// column order, NULL fields left out; absent when it has none, or
+	// with ?fields=false.
+	Fields json.RawMessage `json:"fields,omitempty"`
 }
 
 func (a *api) domain(w http.ResponseWriter, r *http.Request) {
@@ -225,7 +230,26 @@ func (a *api) urls(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("dataset %d is not in index version %q", id, snap.Version.Version))
 		return
 	}
-	rows, total, err := snap.DomainURLs(r.Context(), d, uint32(id), offset, limit)
+	withFields := true
+	if v := q.Get("fields"); v != "" {
+		if withFields, err = strconv.ParseBool(v); err != nil {
+			writeError(w, http.StatusBadRequest, "fields: want true or false")
+			return
+		}
+	}
+	var rows []catalog.FieldRow
+	var total uint64
+	var cols []catalog.Column
+	if ds, _ := snap.Datasets.ByID(uint32(id)); withFields && len(ds.Columns) > 0 {
+		rows, total, cols, err = snap.DomainURLFields(r.Context(), d, uint32(id), offset, limit)
+	} else {
+		var plain []catalog.URLRow
+		plain, total, err = snap.DomainURLs(r.Context(), d, uint32(id), offset, limit)
+		rows = make([]catalog.FieldRow, len(plain))
+		for i := range plain {
+			rows[i].URLRow = plain[i]
+		}
+	}
 	if err != nil {
 		a.internal(w, err)
 		return
@@ -236,6 +260,9 @@ func (a *api) urls(w http.ResponseWriter, r *http.Request) {
 		if row.HasTS {
 			t := row.TS
 			it.TS = &t
+		}
+		if js, ok := catalog.FieldsJSON(cols, row.Fields); ok {
+			it.Fields = json.RawMessage(js)
 		}
 		resp.Items = append(resp.Items, it)
 	}

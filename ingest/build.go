@@ -66,6 +66,12 @@ type Options struct {
 	ParquetMemory string
 	Progress      func(Progress)
 	Log           *slog.Logger
+	// KeepColumns are the columns of CSV, TSV, JSON-lines, Parquet and
+	// CDXJ inputs kept for each URL besides the URL and its timestamp
+	// (CDX and CDXJ inputs always keep catalog.CDXColumns).
+	KeepColumns []KeepColumn
+
+	columns []catalog.Column // the batch's dataset's columns (planColumns)
 
 	domains *interner // one copy of each domain string per RunAll
 }
@@ -94,9 +100,14 @@ type Summary struct {
 	Files       int              // Parquet files written
 	Bytes       int64            // Parquet bytes written
 	Collisions  int              // url_id collisions recorded
-	Domains     uint64           // domains in the new version
-	URLsTotal   int64            // URLs in the new version
-	Duration    time.Duration
+	// Columns are the dataset's kept columns after this ingest, and
+	// FieldBytes what each cost in the Parquet written (compressed column
+	// chunks; docs/format/lake.md, "Kept fields")
+	Columns    []catalog.Column
+	FieldBytes map[string]int64
+	Domains    uint64 // domains in the new version
+	URLsTotal  int64  // URLs in the new version
+	Duration   time.Duration
 	// Phases times each step: read+normalize, write parquet, upload, index.
 	Phases []Phase
 }
@@ -131,6 +142,7 @@ type staged struct {
 	written    int64
 	hashes     []string
 	collisions []collision
+	columns    []catalog.Column
 }
 
 // RunAll ingests several datasets and publishes them as one new version:
@@ -192,12 +204,26 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 	version := catalog.NewVersionName(time.Now(), base.NextSequence())
 	o.domains = &interner{}
 	datasets := prev.datasets
+	// every batch's kept columns, before anything is written: a column no
+	// input has or a type the dataset's column lacks stops the ingest here
+	columns := make([][]catalog.Column, len(batches))
+	for i, b := range batches {
+		var have []catalog.Column
+		if ds, ok := datasets.ByName(b.Dataset); ok {
+			have = ds.Columns
+		}
+		bo := o
+		bo.Dataset, bo.Files = b.Dataset, b.Files
+		if columns[i], err = planColumns(ctx, bo, b.Files, have); err != nil {
+			return nil, fmt.Errorf("dataset %q: %w", b.Dataset, err)
+		}
+	}
 	sums := make([]Summary, len(batches))
 	var parts []staged
 	var stagedIdx []int // indexes of the batches in parts
 	for i, b := range batches {
 		bo := o
-		bo.Dataset, bo.Source, bo.Files = b.Dataset, b.Source, b.Files
+		bo.Dataset, bo.Source, bo.Files, bo.columns = b.Dataset, b.Source, b.Files, columns[i]
 		id, err := datasetID(ctx, o.Store, datasets, b.Dataset)
 		if err != nil {
 			return sums, err
@@ -205,6 +231,11 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 		var isNew bool
 		if datasets, isNew, err = datasets.Ensure(b.Dataset, b.Source, id, time.Now()); err != nil {
 			return sums, err
+		}
+		if len(columns[i]) > 0 {
+			if err := datasets.SetColumns(id, columns[i]); err != nil {
+				return sums, err
+			}
 		}
 		sums[i] = Summary{Dataset: b.Dataset, DatasetID: id, NewDataset: isNew, Rejected: map[string]int64{}, Flagged: map[string]int64{}}
 		part, err := stageBatch(ctx, bo, prev, id, version, &sums[i])
@@ -216,6 +247,7 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 			return sums, err
 		}
 		part.batch = b
+		part.columns = columns[i]
 		parts = append(parts, part)
 		stagedIdx = append(stagedIdx, i)
 	}
@@ -284,6 +316,13 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 			if datasets, _, err = datasets.Ensure(p.batch.Dataset, p.batch.Source, p.id, time.Now()); err != nil {
 				return sums, fmt.Errorf("rebuilding on a concurrent ingest's version: %w; run the ingest again", err)
 			}
+			if len(p.columns) > 0 {
+				// the winner may have given the dataset other columns:
+				// the files written hold p.columns, which must still agree
+				if err := datasets.SetColumns(p.id, p.columns); err != nil {
+					return sums, fmt.Errorf("rebuilding on a concurrent ingest's version: %w; run the ingest again", err)
+				}
+			}
 		}
 		version = catalog.NewVersionName(time.Now(), base.NextSequence())
 	}
@@ -323,6 +362,7 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 	}
 	defer os.RemoveAll(work)
 	lake := newLakeWriter(work, o.domains, o.StageBytes)
+	lake.cols = o.columns
 	defer lake.close()
 	rejects, err := os.Create(filepath.Join(o.WorkDir, "rejects-"+o.Dataset+".tsv"))
 	if err != nil {
@@ -340,8 +380,15 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 		sum.Phases = append(sum.Phases, Phase{name, time.Since(mark)})
 		mark = time.Now()
 	}
-	if err := readAll(ctx, o, inputs, lake, shard.Default(), sum, reject); err != nil {
+	plan := newFieldPlan(o.columns, keepNames(o.KeepColumns))
+	if err := readAll(ctx, o, inputs, lake, plan, shard.Default(), sum, reject); err != nil {
 		return staged{}, err
+	}
+	if err := plan.unseen(); err != nil { // JSON lines: seen only now
+		return staged{}, err
+	}
+	if plan != nil && plan.notTyped > 0 {
+		sum.Flagged[flagFieldNotTyped] += plan.notTyped
 	}
 	if err := rw.Flush(); err != nil {
 		return staged{}, err
@@ -368,7 +415,14 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 	sum.Written, sum.Collisions, sum.Files = written, len(collisions), len(lakeFiles)
 	for _, f := range lakeFiles {
 		sum.Bytes += f.Bytes
+		for k, n := range f.FieldBytes {
+			if sum.FieldBytes == nil {
+				sum.FieldBytes = map[string]int64{}
+			}
+			sum.FieldBytes[k] += n
+		}
 	}
+	sum.Columns = o.columns
 	sum.RejectsKey = "ingest/" + version + "/rejects-" + o.Dataset + ".tsv"
 	if err := putFile(ctx, o.Store, sum.RejectsKey, sum.RejectsFile); err != nil {
 		return staged{}, err
@@ -853,6 +907,18 @@ func pslMode(n *urlnorm.Normalizer) string {
 // keyed on the name finds them whether they were flagged or rejected.
 var flagPublicSuffixHost = urlnorm.ReasonHostIsPublicSuffix.String()
 
+// flagFieldNotTyped counts CDX field values that did not parse as their
+// column's type (a status of "2OO"): the URL is indexed, the field NULL.
+const flagFieldNotTyped = "cdx-field-not-typed"
+
+func keepNames(ks []KeepColumn) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.Name
+	}
+	return out
+}
+
 // normBatch is the unit of work between the reader, the normalizers and the
 // spill writer.
 const normBatch = 4096
@@ -860,6 +926,7 @@ const normBatch = 4096
 type normRow struct {
 	domain, prefix, url, raw string
 	ts                       time.Time
+	fields                   []any
 }
 
 type normResult struct {
@@ -872,7 +939,7 @@ type normResult struct {
 // step) runs on every core; reading and the lake's spill writer stay on one
 // goroutine each, since neither is safe to share. Rows arrive in any order:
 // the lake is deduplicated and sorted afterwards.
-func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, layout shard.Layout, sum *Summary, reject func(Reject)) error {
+func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, plan *fieldPlan, layout shard.Layout, sum *Summary, reject func(Reject)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []Record, 8)
@@ -900,7 +967,7 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 					if u.PublicSuffixHost {
 						res.flagged++
 					}
-					res.rows = append(res.rows, normRow{domain: u.Domain, prefix: layout.Of(u.Domain), url: u.Normalized, raw: rec.URL, ts: rec.TS})
+					res.rows = append(res.rows, normRow{domain: u.Domain, prefix: layout.Of(u.Domain), url: u.Normalized, raw: rec.URL, ts: rec.TS, fields: rec.Fields})
 				}
 				select {
 				case results <- res:
@@ -933,7 +1000,7 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 			read, norm := sum.Read, sum.Normalized
 			mu.Unlock()
 			for _, r := range res.rows {
-				if err := lake.add(r.domain, r.prefix, r.url, r.raw, r.ts); err != nil {
+				if err := lake.add(r.domain, r.prefix, r.url, r.raw, r.ts, r.fields...); err != nil {
 					appendErr = err
 					cancel()
 					break
@@ -960,7 +1027,7 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 		}
 	}
 	for _, path := range inputs {
-		err := scan(ctx, path, o.Format, o.ParquetMemory, func(rec Record) error {
+		err := scan(ctx, path, o.Format, o.ParquetMemory, plan, func(rec Record) error {
 			mu.Lock()
 			sum.Read++
 			mu.Unlock()

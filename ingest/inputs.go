@@ -29,6 +29,9 @@ type Record struct {
 	URL    string
 	TS     time.Time // zero when the input has no timestamp
 	Source string    // "file:line", for reports
+	// Fields are the kept columns' values (nil: NULL), by the position of
+	// the dataset's columns; nil when it keeps none (fields.go).
+	Fields []any
 }
 
 // Reject is an input line or URL that was not ingested, with its reason.
@@ -88,17 +91,17 @@ var (
 // reject for each line that cannot be read. A file that cannot be opened at
 // all is an error.
 func Scan(ctx context.Context, path string, format Format, emit func(Record) error, reject func(Reject)) error {
-	return scan(ctx, path, format, "", emit, reject)
+	return scan(ctx, path, format, "", nil, emit, reject)
 }
 
 // scan is Scan with DuckDB's memory_limit for a Parquet input ("": DuckDB's
 // default, 80% of RAM).
-func scan(ctx context.Context, path string, format Format, parquetMemory string, emit func(Record) error, reject func(Reject)) error {
+func scan(ctx context.Context, path string, format Format, parquetMemory string, plan *fieldPlan, emit func(Record) error, reject func(Reject)) error {
 	if format == "" {
 		format = DetectFormat(path)
 	}
 	if format == FormatParquet {
-		return scanParquet(ctx, path, parquetMemory, emit)
+		return scanParquet(ctx, path, parquetMemory, plan, emit, reject)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -115,7 +118,7 @@ func scan(ctx context.Context, path string, format Format, parquetMemory string,
 	}
 	switch format {
 	case FormatCSV, FormatTSV:
-		return scanCSV(name, r, format == FormatTSV, emit, reject)
+		return scanCSV(name, r, format == FormatTSV, plan, emit, reject)
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -138,15 +141,15 @@ func scan(ctx context.Context, path string, format Format, parquetMemory string,
 			}
 			rec = Record{URL: strings.TrimSpace(line)}
 		case FormatJSONL:
-			rec, rerr = jsonRecord(line)
+			rec, rerr = jsonRecord(line, plan)
 		case FormatCDXJ:
-			rec, rerr = cdxjRecord(line)
+			rec, rerr = cdxjRecord(line, plan)
 		case FormatCDX:
 			if strings.HasPrefix(line, " CDX ") || strings.HasPrefix(line, "CDX ") {
 				cdxFields = strings.Fields(strings.TrimSpace(line))[1:]
 				continue
 			}
-			rec, rerr = cdxRecord(line, cdxFields)
+			rec, rerr = cdxRecord(line, cdxFields, plan)
 		default:
 			return fmt.Errorf("unknown input format %q", format)
 		}
@@ -221,12 +224,20 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-func jsonRecord(line string) (Record, *Reject) {
+func jsonRecord(line string, plan *fieldPlan) (Record, *Reject) {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(line), &m); err != nil {
 		return Record{}, &Reject{Reason: "bad-line", Detail: "not a JSON object: " + err.Error()}
 	}
-	return fromMap(m)
+	rec, rj := fromMap(m)
+	if rj != nil {
+		return rec, rj
+	}
+	rec.Fields = plan.newFields()
+	if err := plan.fromJSON(rec.Fields, m, false); err != nil {
+		return Record{}, &Reject{Reason: "bad-field", Detail: err.Error()}
+	}
+	return rec, nil
 }
 
 func fromMap(m map[string]any) (Record, *Reject) {
@@ -256,7 +267,7 @@ func fromMap(m map[string]any) (Record, *Reject) {
 	return rec, nil
 }
 
-func cdxjRecord(line string) (Record, *Reject) {
+func cdxjRecord(line string, plan *fieldPlan) (Record, *Reject) {
 	// SURT SP TIMESTAMP SP JSON; the SURT never contains a space
 	sp1 := strings.IndexByte(line, ' ')
 	if sp1 < 0 {
@@ -279,17 +290,22 @@ func cdxjRecord(line string) (Record, *Reject) {
 	if t, ok := ParseTimestamp(ts); ok {
 		rec.TS = t
 	}
+	rec.Fields = plan.newFields()
+	if err := plan.fromJSON(rec.Fields, m, true); err != nil {
+		return Record{}, &Reject{Reason: "bad-field", Detail: err.Error()}
+	}
 	return rec, nil
 }
 
 // cdxRecord reads a classic CDX line. fields are the header's letters; the
 // default is the common 11-field " CDX N b a m s k r M S V g".
-func cdxRecord(line string, fields []string) (Record, *Reject) {
+func cdxRecord(line string, fields []string, plan *fieldPlan) (Record, *Reject) {
 	if fields == nil {
 		fields = strings.Fields("N b a m s k r M S V g")
 	}
 	parts := strings.Fields(line)
 	var rec Record
+	rec.Fields = plan.newFields()
 	for i, f := range fields {
 		if i >= len(parts) {
 			break
@@ -301,6 +317,10 @@ func cdxRecord(line string, fields []string) (Record, *Reject) {
 			if t, ok := ParseTimestamp(parts[i]); ok {
 				rec.TS = t
 			}
+		default:
+			if name, ok := cdxLetters[f]; ok && plan != nil {
+				plan.set(rec.Fields, plan.index(name), parts[i], true) // lenient: never an error
+			}
 		}
 	}
 	if rec.URL == "" || rec.URL == "-" {
@@ -309,7 +329,7 @@ func cdxRecord(line string, fields []string) (Record, *Reject) {
 	return rec, nil
 }
 
-func scanCSV(name string, r io.Reader, tab bool, emit func(Record) error, reject func(Reject)) error {
+func scanCSV(name string, r io.Reader, tab bool, plan *fieldPlan, emit func(Record) error, reject func(Reject)) error {
 	cr := csv.NewReader(r)
 	if tab {
 		cr.Comma = '\t'
@@ -337,6 +357,23 @@ func scanCSV(name string, r io.Reader, tab bool, emit func(Record) error, reject
 	if ui < 0 {
 		return fmt.Errorf("%s: no url column in header %q (want one of %s)", name, header, strings.Join(urlColumns, ", "))
 	}
+	// the kept columns: header index → column index
+	var keepAt [][2]int
+	if plan != nil {
+		for _, k := range plan.keep {
+			at := -1
+			for i, h := range header {
+				if strings.TrimSpace(h) == k {
+					at = i
+				}
+			}
+			if at < 0 {
+				return fmt.Errorf("%s: --keep-columns: no column %q in header %q", name, k, header)
+			}
+			keepAt = append(keepAt, [2]int{at, plan.index(k)})
+			plan.markSeen(k) // the header has it, whatever its values
+		}
+	}
 	for n := 2; ; n++ {
 		row, err := cr.Read()
 		if err == io.EOF {
@@ -355,9 +392,19 @@ func scanCSV(name string, r io.Reader, tab bool, emit func(Record) error, reject
 			reject(Reject{Source: src, Raw: strings.Join(row, ","), Reason: "no-url", Detail: "empty url column"})
 			continue
 		}
-		rec := Record{URL: strings.TrimSpace(row[ui]), Source: src}
+		rec := Record{URL: strings.TrimSpace(row[ui]), Source: src, Fields: plan.newFields()}
 		if ti >= 0 && ti < len(row) {
 			rec.TS, _ = ParseTimestamp(row[ti])
+		}
+		var ferr error
+		for _, k := range keepAt {
+			if k[0] < len(row) && ferr == nil {
+				ferr = plan.set(rec.Fields, k[1], row[k[0]], false)
+			}
+		}
+		if ferr != nil {
+			reject(Reject{Source: src, Raw: strings.Join(row, ","), Reason: "bad-field", Detail: ferr.Error()})
+			continue
 		}
 		if err := emit(rec); err != nil {
 			return err
@@ -367,7 +414,7 @@ func scanCSV(name string, r io.Reader, tab bool, emit func(Record) error, reject
 
 // scanParquet reads a Parquet file with DuckDB (an in-memory instance of
 // this process: ingest never opens the server's database file).
-func scanParquet(ctx context.Context, path, memoryLimit string, emit func(Record) error) error {
+func scanParquet(ctx context.Context, path, memoryLimit string, plan *fieldPlan, emit func(Record) error, reject func(Reject)) error {
 	dsn := ""
 	if memoryLimit != "" {
 		dsn = "?memory_limit=" + url.QueryEscape(memoryLimit)
@@ -406,20 +453,56 @@ func scanParquet(ctx context.Context, path, memoryLimit string, emit func(Record
 	if tc != "" {
 		tsExpr = "CAST(" + quoteIdent(tc) + " AS VARCHAR)"
 	}
-	rows, err = db.QueryContext(ctx, "SELECT CAST("+quoteIdent(uc)+" AS VARCHAR), "+tsExpr+" FROM read_parquet(?)", path)
+	// the kept columns, as text that castField reads (DuckDB's VARCHAR of
+	// a TIMESTAMP is "2024-07-16 15:31:55", of a BOOLEAN "true")
+	var keepSQL string
+	var keepIdx []int
+	if plan != nil {
+		for _, k := range plan.keep {
+			found := ""
+			for _, c := range cols {
+				if c == k {
+					found = c
+				}
+			}
+			if found == "" {
+				return fmt.Errorf("%s: --keep-columns: no column %q among %q", filepath.Base(path), k, cols)
+			}
+			keepSQL += ", CAST(" + quoteIdent(found) + " AS VARCHAR)"
+			keepIdx = append(keepIdx, plan.index(k))
+			plan.markSeen(k) // the schema has it, whatever its values
+		}
+	}
+	rows, err = db.QueryContext(ctx, "SELECT CAST("+quoteIdent(uc)+" AS VARCHAR), "+tsExpr+keepSQL+" FROM read_parquet(?)", path)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	name := filepath.Base(path)
+	vals := make([]sql.NullString, len(keepIdx))
+	dest := make([]any, 2+len(keepIdx))
 	for n := 1; rows.Next(); n++ {
 		var u, ts sql.NullString
-		if err := rows.Scan(&u, &ts); err != nil {
+		dest[0], dest[1] = &u, &ts
+		for i := range vals {
+			dest[2+i] = &vals[i]
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		rec := Record{URL: u.String, Source: name + ":" + strconv.Itoa(n)}
+		rec := Record{URL: u.String, Source: name + ":" + strconv.Itoa(n), Fields: plan.newFields()}
 		if ts.Valid {
 			rec.TS, _ = ParseTimestamp(ts.String)
+		}
+		var ferr error
+		for i, v := range vals {
+			if v.Valid && ferr == nil {
+				ferr = plan.set(rec.Fields, keepIdx[i], v.String, false)
+			}
+		}
+		if ferr != nil {
+			reject(Reject{Source: rec.Source, Raw: u.String, Reason: "bad-field", Detail: ferr.Error()})
+			continue
 		}
 		if err := emit(rec); err != nil {
 			return err

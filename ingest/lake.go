@@ -53,7 +53,8 @@ const DefaultRowGroupRows = 16384
 //	L1. Rows are sorted by (domain, url) in byte order; one domain's rows
 //	    are contiguous.
 //	L2. (domain, url) is unique: duplicates are merged, keeping the raw URL
-//	    that sorts first (coalesce(raw, url)) and the latest timestamp.
+//	    that sorts first (coalesce(raw, url)) and the latest timestamp,
+//	    with the kept fields of the row that has it.
 //	L3. Spans (per domain, the row groups holding its rows, with counts
 //	    and the row where the run starts) are recorded while writing, so
 //	    postings need no second read.
@@ -76,6 +77,9 @@ type lakeWriter struct {
 	memBudget int64
 	scratch   []byte
 	domains   *interner
+	// cols are the dataset's kept columns (fields.go): every row stages a
+	// value or NULL for each, and every file has them after lakeSchema's
+	cols []catalog.Column
 }
 
 // spillFile is one prefix's staged rows: a buffer, and a file once the
@@ -192,7 +196,7 @@ func (b *spillFile) appendTo(dst []byte) ([]byte, error) {
 // add stages one URL. raw is stored only when it differs from the
 // normalized url (provenance at almost no cost: most raw URLs are already
 // canonical).
-func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time) error {
+func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time, fields ...any) error {
 	b := w.buckets[prefix]
 	if b == nil {
 		// staging is always by the two-digit shard; finish merges buckets
@@ -222,6 +226,9 @@ func (w *lakeWriter) add(domain, prefix string, url, raw string, ts time.Time) e
 		s = append(s, 1)
 		s = binary.AppendVarint(s, ts.UnixMicro())
 	}
+	if len(w.cols) > 0 { // then the kept fields (appendFields)
+		s = appendFields(s, w.cols, fields)
+	}
 	w.scratch = s
 	w.rows++
 	b.buf = append(b.buf, s...)
@@ -244,6 +251,8 @@ type lakeFile struct {
 	// Spans: per domain, the row groups holding its URLs with row counts,
 	// in row order.
 	Spans map[string][]groupRows
+	// FieldBytes: per kept column, its column chunks' compressed bytes
+	FieldBytes map[string]int64
 }
 
 type groupRows struct {
@@ -370,6 +379,7 @@ type stagedRows struct {
 // lakeRow is one staged row.
 type lakeRow struct {
 	domain, url, raw strRef // raw is empty when it equals url
+	fields           strRef // the kept fields, encoded (appendFields)
 	ts               int64
 	hasTS            bool
 }
@@ -404,7 +414,7 @@ func (r *lakeRow) rawRef() strRef {
 }
 
 // readBuckets loads the staged rows of one file's buckets into one buffer.
-func readBuckets(buckets ...*spillFile) (*stagedRows, error) {
+func readBuckets(cols []catalog.Column, buckets ...*spillFile) (*stagedRows, error) {
 	size := 0
 	for _, b := range buckets {
 		n, err := b.size()
@@ -470,6 +480,15 @@ func readBuckets(buckets ...*spillFile) (*stagedRows, error) {
 		} else {
 			at++
 		}
+		if len(cols) > 0 {
+			n, err := fieldLen(buf[at:], cols)
+			if err != nil {
+				return nil, err
+			}
+			if r.fields, at, err = ref(uint64(n), at); err != nil {
+				return nil, err
+			}
+		}
 		s.rows = append(s.rows, r)
 	}
 	return s, nil
@@ -495,7 +514,8 @@ func (s *stagedRows) dedupe() {
 		dom, url := str(keep.domain), str(keep.url)
 		for ; j < len(rows) && str(rows[j].domain) == dom && str(rows[j].url) == url; j++ {
 			if rows[j].hasTS && (!keep.hasTS || rows[j].ts > keep.ts) {
-				keep.ts, keep.hasTS = rows[j].ts, true
+				// the kept fields are the latest capture's
+				keep.ts, keep.hasTS, keep.fields = rows[j].ts, true, rows[j].fields
 			}
 		}
 		out = append(out, keep)
@@ -505,7 +525,10 @@ func (s *stagedRows) dedupe() {
 }
 
 // lakeSchema is the file schema of docs/format/lake.md.
-var lakeSchema = func() *schema.Schema {
+var lakeSchema = lakeSchemaWith(nil)
+
+// lakeSchemaWith is lakeSchema followed by a dataset's kept columns.
+func lakeSchemaWith(cols []catalog.Column) *schema.Schema {
 	str := func(name string, rep parquet.Repetition) schema.Node {
 		return schema.MustPrimitive(schema.NewPrimitiveNodeLogical(name, rep, schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1))
 	}
@@ -519,7 +542,7 @@ var lakeSchema = func() *schema.Schema {
 		return schema.MustPrimitive(schema.NewPrimitiveNodeLogical(name, parquet.Repetitions.Optional,
 			schema.NewIntLogicalType(32, true), parquet.Types.Int32, -1, -1))
 	}
-	root := schema.MustGroup(schema.NewGroupNode("duckdb_schema", parquet.Repetitions.Required, schema.FieldList{
+	root := schema.MustGroup(schema.NewGroupNode("duckdb_schema", parquet.Repetitions.Required, append(schema.FieldList{
 		str("url", parquet.Repetitions.Required),
 		// L5: BYTE_ARRAY without a logical type (DuckDB: BLOB)
 		schema.MustPrimitive(schema.NewPrimitiveNode("raw_edit", parquet.Repetitions.Optional, parquet.Types.ByteArray, -1, -1)),
@@ -528,9 +551,9 @@ var lakeSchema = func() *schema.Schema {
 		i32("domain_length"),
 		str("domain", parquet.Repetitions.Optional),
 		tsSeconds,
-	}, -1))
+	}, fieldNodes(cols)...), -1))
 	return schema.NewSchema(root)
-}()
+}
 
 // DefaultZstdLevel is the zstd level of every page. arrow-go compresses
 // with klauspost/compress, whose levels are four speeds: 1-2 fastest, 3-5
@@ -548,8 +571,8 @@ const DefaultZstdLevel = 9
 // one page per 16k-row group 16.2).
 const DefaultPageRows = 2048
 
-func lakeProps(lay layout) *parquet.WriterProperties {
-	return parquet.NewWriterProperties(
+func lakeProps(lay layout, cols ...catalog.Column) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(append([]parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(lay.ZstdLevel),
 		parquet.WithDictionaryDefault(false),
@@ -587,6 +610,7 @@ func lakeProps(lay layout) *parquet.WriterProperties {
 		parquet.WithMaxStatsSize(16),
 		parquet.WithPageIndexEnabled(true),
 		parquet.WithCreatedBy("dhsi"),
+	}, fieldProps(cols)...)...,
 	)
 }
 
@@ -594,7 +618,7 @@ func lakeProps(lay layout) *parquet.WriterProperties {
 // buckets, returning the file and its url_ids, sorted.
 func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay layout) (lakeFile, []uint64, error) {
 	f := lakeFile{Prefix: prefix, Name: name, Spans: map[string][]groupRows{}}
-	staged, err := readBuckets(buckets...)
+	staged, err := readBuckets(w.cols, buckets...)
 	if err != nil {
 		return f, nil, err
 	}
@@ -608,7 +632,12 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 	out := bytes.NewBuffer(make([]byte, 0, 20*len(rows)+4096))
 	kv := metadata.NewKeyValueMetadata()
 	kv.Append(catalog.LakeLayoutKey, strconv.Itoa(catalog.LakeLayout)) // ASCII: cannot fail
-	pw := pqfile.NewParquetWriter(out, lakeSchema.Root(), pqfile.WithWriterProps(lakeProps(lay)), pqfile.WithWriteMetadata(kv))
+	sch, props := lakeSchema, lakeProps(lay)
+	if len(w.cols) > 0 {
+		sch, props = lakeSchemaWith(w.cols), lakeProps(lay, w.cols...)
+	}
+	pw := pqfile.NewParquetWriter(out, sch.Root(), pqfile.WithWriterProps(props), pqfile.WithWriteMetadata(kv))
+	fw := newFieldWriter(w.cols)
 	var edits catalog.RawEncoder
 	var editBuf []byte
 	var spanKey string
@@ -627,9 +656,15 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 		rawDefs, tsDefs, tss = rawDefs[:0], tsDefs[:0], tss[:0]
 		secDefs, secs = secDefs[:0], secs[:0]
 		domainDefs, offsetDefs, offsets, lengths = domainDefs[:0], offsetDefs[:0], offsets[:0], lengths[:0]
+		fw.reset()
 		for i := range group {
 			r := &group[i]
 			domain, url := staged.str(r.domain), staged.str(r.url)
+			if fw != nil {
+				if err := fw.add(staged.str(r.fields)); err != nil {
+					return f, nil, err
+				}
+			}
 			urls = append(urls, parquet.ByteArray(url))
 			// L4
 			if off, ok := domainOffset(url, domain); ok {
@@ -700,6 +735,9 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 		if err := writeColumn[int64, *pqfile.Int64ColumnChunkWriter](rgw, secs, secDefs); err != nil {
 			return f, nil, err
 		}
+		if err := fw.write(rgw); err != nil {
+			return f, nil, err
+		}
 		if err := rgw.Close(); err != nil {
 			return f, nil, err
 		}
@@ -707,6 +745,25 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 	}
 	if err := pw.Close(); err != nil {
 		return f, nil, err
+	}
+	if len(w.cols) > 0 {
+		md, err := pw.FileMetadata()
+		if err != nil {
+			return f, nil, err
+		}
+		f.FieldBytes = map[string]int64{}
+		for g := range md.NumRowGroups() {
+			rg := md.RowGroup(g)
+			for c := range rg.NumColumns() {
+				cc, err := rg.ColumnChunk(c)
+				if err != nil {
+					return f, nil, err
+				}
+				if name := cc.PathInSchema().String(); catalog.ColumnIndex(w.cols, name) >= 0 {
+					f.FieldBytes[name] += cc.TotalCompressedSize()
+				}
+			}
+		}
 	}
 	f.Data = out.Bytes()
 	f.Rows, f.Bytes = int64(len(rows)), int64(out.Len())
@@ -816,7 +873,7 @@ func (w *lakeWriter) collisions(ids [][]uint64, prefixes []string) ([]collision,
 	}
 	urls := map[uint64][]string{}
 	for _, p := range prefixes {
-		staged, err := readBuckets(w.buckets[p])
+		staged, err := readBuckets(w.cols, w.buckets[p])
 		if err != nil {
 			return nil, err
 		}

@@ -25,6 +25,7 @@ var FunctionDocs = []FunctionDoc{
 	{"domain_datasets", []string{"domain"}, []string{"'example.com'"}, "the datasets holding URLs of a domain, with exact counts"},
 	{"domain_record", []string{"domain"}, []string{"'example.com'"}, "domains WHERE domain = d, from the one shard d hashes to (the server answers that WHERE this way)"},
 	{"domain_urls", []string{"domain", "dataset_id", "offset", "limit"}, []string{"'example.com'", "1", "0", "10"}, "one page of a domain's URLs in a dataset"},
+	{"domain_url_fields", []string{"domain", "dataset_id", "offset", "limit"}, []string{"'example.com'", "1", "0", "10"}, "domain_urls with what the input said about each URL: status, mime, digest, length, offset, filename (CDX) and the other kept columns as JSON (fields)"},
 	{"dataset_domains", []string{"dataset_id"}, []string{"1"}, "every domain of a dataset, in domain order, with its exact URL count"},
 	{"dataset_domains_set", []string{"a", "op", "b"}, []string{"1", "'andnot'", "2"}, "the domains of dataset a op dataset b, op 'and', 'or', 'andnot' or 'xor', with each side's URL count (NULL: not in it)"},
 	{URLsByDomainFunction, []string{"domain"}, []string{"'example.com'"}, "urls WHERE domain = d, from the postings (the server answers that WHERE this way)"},

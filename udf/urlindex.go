@@ -18,6 +18,8 @@ import (
 //
 //	domain_datasets(domain)                          → dataset_id, dataset, url_count
 //	domain_urls(domain, dataset_id, offset, limit)   → url_id, url, ts
+//	domain_url_fields(domain, dataset_id, offset, limit)
+//	    → url_id, url, ts, status, mime, digest, length, offset, filename, fields
 //	dataset_domains(dataset_id)                      → domain, url_count (reverse.go)
 //	dataset_domains_set(a, op, b)                    → domain, url_count_a, url_count_b
 //	urls_by_domain(domain)                           → the urls view's rows of domain (urlsbydomain.go)
@@ -36,6 +38,9 @@ type URLIndexFuncs struct {
 	// the datasets keep accepts (keep nil: all), for the urls view; nil when
 	// DuckDB cannot read the store's files (S3).
 	LakePaths func(snap *catalog.Snapshot, keep func(datasetID uint32) bool) ([]string, error)
+	// URLsViewExtra returns the kept-field columns of the urls view as the
+	// server last made it (nil: none), which urls_by_domain returns too.
+	URLsViewExtra func() []ViewColumn
 	// Domain turns the user's argument into a registered domain ("https://
 	// www.Example.com/x" → "example.com"), or explains what was expected.
 	Domain func(s string) (string, error)
@@ -170,6 +175,16 @@ func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 			Run:     f.DomainURLsRows,
 			Rows:    f.domainURLs,
 		},
+		// domain_urls with what the input said about each URL: the CDX
+		// fields as typed columns, the dataset's other kept columns as
+		// one JSON object. One shape for every dataset, so a statement
+		// prepared before its dataset_id is bound knows its columns.
+		"domain_url_fields": {
+			Args:    []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT},
+			Columns: domainURLFieldsColumns,
+			Run:     f.DomainURLFieldsRows,
+			Rows:    f.domainURLFields,
+		},
 	}
 	for name, nf := range f.reverseNative() {
 		out[name] = nf
@@ -180,7 +195,84 @@ func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 var (
 	domainDatasetsColumns = []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}}
 	domainURLsColumns     = []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT}, {Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}}
+	// domain_urls' columns, catalog.CDXColumns, then fields (JSON)
+	domainURLFieldsColumns = append(append([]sqlserver.NativeColumn(nil), domainURLsColumns...),
+		sqlserver.NativeColumn{Name: "status", Type: duckdb.TYPE_INTEGER}, sqlserver.NativeColumn{Name: "mime", Type: duckdb.TYPE_VARCHAR},
+		sqlserver.NativeColumn{Name: "digest", Type: duckdb.TYPE_VARCHAR}, sqlserver.NativeColumn{Name: "length", Type: duckdb.TYPE_BIGINT},
+		sqlserver.NativeColumn{Name: "offset", Type: duckdb.TYPE_BIGINT}, sqlserver.NativeColumn{Name: "filename", Type: duckdb.TYPE_VARCHAR},
+		sqlserver.NativeColumn{Name: "fields", Type: duckdb.TYPE_VARCHAR})
 )
+
+// fieldRows are domain_url_fields' rows, typed: each row's CDX fields
+// found by the dataset's column positions (cdx[k]: the position of
+// catalog.CDXColumns[k], or -1).
+type fieldRows struct {
+	rows []catalog.FieldRow
+	cols []catalog.Column
+	cdx  [6]int
+}
+
+func (r *fieldRows) Len() int { return len(r.rows) }
+
+func (r *fieldRows) Cell(row, col int) sqlserver.NativeValue {
+	if col < 3 {
+		return urlCell(&r.rows[row].URLRow, col)
+	}
+	vals := r.rows[row].Fields
+	if col == 9 {
+		if js, ok := catalog.OtherFieldsJSON(r.cols, vals); ok {
+			return sqlserver.NativeString(js)
+		}
+		return sqlserver.NativeNull()
+	}
+	k := r.cdx[col-3]
+	if k < 0 || k >= len(vals) || vals[k] == nil {
+		return sqlserver.NativeNull()
+	}
+	switch v := vals[k].(type) {
+	case int32:
+		return sqlserver.NativeInt(int64(v))
+	case int64:
+		return sqlserver.NativeInt(v)
+	case string:
+		return sqlserver.NativeString(v)
+	}
+	return sqlserver.NativeNull()
+}
+
+// DomainURLFieldsRows computes domain_url_fields(domain, dataset_id,
+// offset, limit).
+func (f URLIndexFuncs) DomainURLFieldsRows(ctx context.Context, args []any) ([][]any, error) {
+	rows, err := f.domainURLFields(ctx, args)
+	if err != nil || rows == nil {
+		return nil, err
+	}
+	return sqlserver.NativeValues(domainURLFieldsColumns, rows), nil
+}
+
+func (f URLIndexFuncs) domainURLFields(ctx context.Context, args []any) (sqlserver.NativeRows, error) {
+	q, ok, err := f.urlPage(ctx, "domain_url_fields", args)
+	if err != nil || !ok {
+		return nil, err
+	}
+	rows, _, cols, err := q.snap.DomainURLFields(ctx, q.domain, q.dataset, q.offset, q.limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &fieldRows{rows: rows, cols: cols}
+	for k, c := range catalog.CDXColumns {
+		out.cdx[k] = catalog.ColumnIndex(cols, c.Name)
+	}
+	return out, nil
+}
+
+// urlPage is a checked call of domain_urls or domain_url_fields.
+type urlPage struct {
+	snap          *catalog.Snapshot
+	domain        string
+	dataset       uint32
+	offset, limit int64
+}
 
 // datasetCounts are domain_datasets' rows, typed (sqlserver.NativeRows).
 type datasetCounts []catalog.DatasetCount
@@ -204,15 +296,18 @@ type urlRows []catalog.URLRow
 
 func (r urlRows) Len() int { return len(r) }
 
-func (r urlRows) Cell(row, col int) sqlserver.NativeValue {
+func (r urlRows) Cell(row, col int) sqlserver.NativeValue { return urlCell(&r[row], col) }
+
+// urlCell is column col of domain_urls' row r.
+func urlCell(r *catalog.URLRow, col int) sqlserver.NativeValue {
 	switch col {
 	case 0:
-		return sqlserver.NativeUint(r[row].URLID)
+		return sqlserver.NativeUint(r.URLID)
 	case 1:
-		return sqlserver.NativeString(r[row].URL)
+		return sqlserver.NativeString(r.URL)
 	case 2:
-		if r[row].HasTS {
-			return sqlserver.NativeTime(r[row].TS)
+		if r.HasTS {
+			return sqlserver.NativeTime(r.TS)
 		}
 	}
 	return sqlserver.NativeNull()
@@ -284,8 +379,23 @@ func duckSignature(nf sqlserver.NativeFunction, t func(duckdb.Type) duckdb.TypeI
 // domainURLs computes domain_urls(domain, dataset_id, offset, limit),
 // typed; nil for no rows to compute.
 func (f URLIndexFuncs) domainURLs(ctx context.Context, args []any) (sqlserver.NativeRows, error) {
+	q, ok, err := f.urlPage(ctx, "domain_urls", args)
+	if err != nil || !ok {
+		return nil, err
+	}
+	rows, _, err := q.snap.DomainURLs(ctx, q.domain, q.dataset, q.offset, q.limit)
+	if err != nil {
+		return nil, err
+	}
+	return urlRows(rows), nil
+}
+
+// urlPage checks the arguments of name(domain, dataset_id, offset, limit)
+// and the caller's grant on the dataset; !ok for no rows to compute. (A
+// value, not a pointer: domain_urls' hot path allocates nothing for it.)
+func (f URLIndexFuncs) urlPage(ctx context.Context, name string, args []any) (q urlPage, ok bool, err error) {
 	if len(args) != 4 || args[0] == nil || args[1] == nil {
-		return nil, nil
+		return q, false, nil
 	}
 	arg, _ := args[0].(string)
 	ds, _ := args[1].(int32)
@@ -297,14 +407,14 @@ func (f URLIndexFuncs) domainURLs(ctx context.Context, args []any) (sqlserver.Na
 		lim = v
 	}
 	if lim > catalog.MaxPageSize {
-		return nil, &InvalidArgument{fmt.Errorf("domain_urls: limit %d is above the page-size cap of %d; page with offset", lim, catalog.MaxPageSize)}
+		return q, false, &InvalidArgument{fmt.Errorf("%s: limit %d is above the page-size cap of %d; page with offset", name, lim, catalog.MaxPageSize)}
 	}
 	if off < 0 || lim < 0 {
-		return nil, &InvalidArgument{fmt.Errorf("domain_urls: offset %d and limit %d: neither may be negative", off, lim)}
+		return q, false, &InvalidArgument{fmt.Errorf("%s: offset %d and limit %d: neither may be negative", name, off, lim)}
 	}
 	d, err := f.Domain(arg)
 	if err != nil {
-		return nil, &InvalidArgument{err}
+		return q, false, &InvalidArgument{err}
 	}
 	snap := f.Snapshot()
 	// A3: decided before the dataset's postings are touched, and a hidden
@@ -316,13 +426,9 @@ func (f URLIndexFuncs) domainURLs(ctx context.Context, args []any) (sqlserver.Na
 		}
 	}
 	if !known || ds < 0 {
-		return nil, &UnknownDataset{ID: int64(ds), Version: snap.Version.Version}
+		return q, false, &UnknownDataset{ID: int64(ds), Version: snap.Version.Version}
 	}
-	rows, _, err := snap.DomainURLs(ctx, d, uint32(ds), off, lim)
-	if err != nil {
-		return nil, err
-	}
-	return urlRows(rows), nil
+	return urlPage{snap: snap, domain: d, dataset: uint32(ds), offset: off, limit: lim}, true, nil
 }
 
 func (f URLIndexFuncs) grants() *access.Grants {

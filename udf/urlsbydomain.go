@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -42,8 +44,9 @@ const URLsByDomainFunction = "urls_by_domain"
 // caller may not see has no row, as in the view.
 const URLsByDomainDatasetFunction = "urls_by_domain_dataset"
 
-// urlsViewColumns are the urls view's columns and DuckDB types
-// (cmd/dhsi's updateURLsView).
+// urlsViewColumns are the urls view's columns from the lake and their
+// DuckDB types (cmd/dhsi's updateURLsView); its kept-field columns follow
+// (URLIndexFuncs.URLsViewExtra).
 var urlsViewColumns = []struct {
 	name string
 	typ  duckdb.Type
@@ -60,10 +63,6 @@ var urlsViewColumns = []struct {
 // urlsByDomainFunction is urls_by_domain, or with narrow
 // urls_by_domain_dataset.
 func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo, narrow bool) duckdb.ChunkTableFunction {
-	cols := make([]duckdb.ColumnInfo, len(urlsViewColumns))
-	for i, c := range urlsViewColumns {
-		cols[i] = duckdb.ColumnInfo{Name: c.name, T: t(c.typ)}
-	}
 	args := []duckdb.TypeInfo{t(duckdb.TYPE_VARCHAR)}
 	if narrow {
 		args = append(args, t(duckdb.TYPE_INTEGER))
@@ -71,7 +70,21 @@ func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo,
 	return duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: args},
 		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			s := &urlsByDomainSource{f: f, cols: cols, principal: access.FromContext(ctx), dataset: -1}
+			// the view's columns as the server last made it: the lake's,
+			// then its kept fields (bound per statement, so a new view's
+			// columns reach the next statement)
+			cols := make([]duckdb.ColumnInfo, 0, len(urlsViewColumns)+8)
+			for _, c := range urlsViewColumns {
+				cols = append(cols, duckdb.ColumnInfo{Name: c.name, T: t(c.typ)})
+			}
+			var extra []ViewColumn
+			if f.URLsViewExtra != nil {
+				extra = f.URLsViewExtra()
+			}
+			for _, c := range extra {
+				cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(duckTypeOfSQL(c.SQLType))})
+			}
+			s := &urlsByDomainSource{f: f, cols: cols, extra: extra, principal: access.FromContext(ctx), dataset: -1}
 			if d, ok := args[0].(string); ok {
 				s.domain, s.hasDomain = d, true
 			}
@@ -91,6 +104,7 @@ func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo,
 type urlsByDomainSource struct {
 	f         URLIndexFuncs
 	cols      []duckdb.ColumnInfo
+	extra     []ViewColumn     // the view's kept-field columns, after urlsViewColumns
 	principal access.Principal // who bound the call (access A1)
 	domain    string
 	hasDomain bool  // false: a NULL argument, which no row's domain equals
@@ -100,12 +114,16 @@ type urlsByDomainSource struct {
 	snap    *catalog.Snapshot
 	runs    []lakeRunOf // left to read
 	rows    []catalog.URLRow
+	fields  [][]any   // rows' kept fields, by the run's dataset's columns
 	run     lakeRunOf // the run rows are from
 }
 
 type lakeRunOf struct {
 	datasetID int32
 	run       catalog.LakeRun
+	cols      []catalog.Column // the dataset's kept columns
+	// at[i] is the index in cols of the view's extra column i, or -1
+	at []int
 }
 
 func (s *urlsByDomainSource) ColumnInfos() []duckdb.ColumnInfo     { return s.cols }
@@ -142,8 +160,20 @@ func (s *urlsByDomainSource) start() error {
 		if err != nil {
 			return err
 		}
+		meta, _ := s.snap.Datasets.ByID(d.DatasetID)
+		of := lakeRunOf{datasetID: int32(d.DatasetID), at: make([]int, len(s.extra))}
+		for i, c := range s.extra {
+			of.at[i] = catalog.ColumnIndex(meta.Columns, c.Name)
+		}
+		if len(s.extra) > 0 {
+			of.cols = meta.Columns
+			if of.cols == nil {
+				of.cols = []catalog.Column{}
+			}
+		}
 		for _, r := range runs {
-			s.runs = append(s.runs, lakeRunOf{datasetID: int32(d.DatasetID), run: r})
+			of.run = r
+			s.runs = append(s.runs, of)
 		}
 	}
 	return nil
@@ -166,7 +196,7 @@ func (s *urlsByDomainSource) FillChunk(chunk duckdb.DataChunk) (err error) {
 		}
 		s.run, s.runs = s.runs[0], s.runs[1:]
 		ctx, cancel := s.ctx()
-		s.rows, err = s.snap.ReadLakeRun(ctx, s.domain, s.run.run)
+		s.rows, s.fields, err = s.snap.ReadLakeRun(ctx, s.domain, s.run.run, s.run.cols)
 		cancel()
 		if err != nil {
 			return err
@@ -187,7 +217,66 @@ func (s *urlsByDomainSource) FillChunk(chunk duckdb.DataChunk) (err error) {
 				return err
 			}
 		}
+		for x, c := range s.extra {
+			var v any
+			if k := s.run.at[x]; k >= 0 && i < len(s.fields) && k < len(s.fields[i]) {
+				v = viewValue(s.fields[i][k], c.SQLType)
+			}
+			if err := chunk.SetValue(len(urlsViewColumns)+x, i, v); err != nil {
+				return err
+			}
+		}
 	}
 	s.rows = s.rows[n:]
+	if len(s.fields) >= n {
+		s.fields = s.fields[n:]
+	}
 	return chunk.SetSize(n)
+}
+
+// ViewColumn is a kept-field column of the urls view: its name and the SQL
+// type the view casts it to (cmd/dhsi's viewColumns).
+type ViewColumn struct{ Name, SQLType string }
+
+func duckTypeOfSQL(t string) duckdb.Type {
+	switch t {
+	case "INTEGER":
+		return duckdb.TYPE_INTEGER
+	case "BIGINT":
+		return duckdb.TYPE_BIGINT
+	case "DOUBLE":
+		return duckdb.TYPE_DOUBLE
+	case "BOOLEAN":
+		return duckdb.TYPE_BOOLEAN
+	case "TIMESTAMP":
+		return duckdb.TYPE_TIMESTAMP
+	}
+	return duckdb.TYPE_VARCHAR
+}
+
+// viewValue is a kept field's value as the view's CAST(column AS sqlType)
+// gives it: itself, or, in a VARCHAR column that datasets of different
+// types share, its text as DuckDB's CAST to VARCHAR writes it.
+func viewValue(v any, sqlType string) any {
+	if v == nil || sqlType != "VARCHAR" {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case time.Time:
+		if x.Nanosecond() == 0 {
+			return x.UTC().Format("2006-01-02 15:04:05")
+		}
+		return strings.TrimRight(x.UTC().Format("2006-01-02 15:04:05.000000"), "0")
+	}
+	return fmt.Sprint(v)
 }

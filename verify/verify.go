@@ -19,7 +19,9 @@
 //	V4. With Deep, every Parquet file is read whole by DuckDB, and its row
 //	    groups and rows are those files.tsv records; in layout-4 files every
 //	    raw_edit rebuilds a raw URL other than its url, and no row has
-//	    both ts and ts_seconds (docs/format/lake.md L5, L6).
+//	    both ts and ts_seconds (docs/format/lake.md L5, L6); every column
+//	    besides the lake's own is a kept field datasets.json lists for the
+//	    file's dataset, of the Parquet type of its type ("Kept fields").
 //	V5. A version's dataset→domains file (absent in versions written before
 //	    it) passes its own Verify, has one entry per dataset of
 //	    datasets.json holding as many domains as the registry says, and is
@@ -291,7 +293,12 @@ func (r *run) version(v catalog.Version) {
 				continue
 			}
 			if r.opt.Deep {
-				r.parquet(f)
+				var kept []catalog.Column
+				if registry != nil {
+					ds, _ := registry.ByID(f.DatasetID)
+					kept = ds.Columns
+				}
+				r.parquet(f, kept)
 			}
 		}
 		if int64(lakeRows) != v.URLs {
@@ -374,7 +381,7 @@ func postingsKey(p catalog.PostingsShard, err error) string {
 }
 
 // parquet reads one Parquet file whole with DuckDB (V4).
-func (r *run) parquet(f files.File) {
+func (r *run) parquet(f files.File, kept []catalog.Column) {
 	path, cleanup, err := r.localCopy(f.Path)
 	if err != nil {
 		r.problem(f.Path, "unreadable: %v", err)
@@ -402,28 +409,44 @@ func (r *run) parquet(f files.File) {
 		r.problem(f.Path, "reading its rows: %v", firstLine(err))
 		return
 	}
-	r.lakeRows(db, f.Path, lit)
+	r.lakeRows(db, f.Path, lit, kept)
 }
+
+// lakeColumns are the lake's own columns, of every layout.
+var lakeColumns = map[string]bool{"url": true, "raw": true, "raw_edit": true, "ts": true, "ts_seconds": true,
+	"domain": true, "domain_offset": true, "domain_length": true, "url_id": true}
+
+// keptPhysical is the Parquet physical type of each kept column type.
+var keptPhysical = map[string]string{catalog.TypeInt32: "INT32", catalog.TypeInt64: "INT64", catalog.TypeTimestamp: "INT64",
+	catalog.TypeDouble: "DOUBLE", catalog.TypeBool: "BOOLEAN", catalog.TypeString: "BYTE_ARRAY"}
 
 // lakeRows checks the rules of a layout-4 file's rows that its columns
 // alone do not show (V4; docs/format/lake.md L5, L6): every raw_edit
 // decodes against its url to a raw URL other than url, and no row has
 // both ts and ts_seconds. Files of older layouts have neither column.
-func (r *run) lakeRows(db *sql.DB, key, lit string) {
+func (r *run) lakeRows(db *sql.DB, key, lit string, kept []catalog.Column) {
 	cols := map[string]bool{}
-	rows, err := db.QueryContext(r.ctx, "SELECT name FROM parquet_schema("+lit+")")
+	rows, err := db.QueryContext(r.ctx, "SELECT name, coalesce(type, '') FROM parquet_schema("+lit+") WHERE num_children IS NULL OR num_children = 0")
 	if err != nil {
 		r.problem(key, "Parquet schema: %v", firstLine(err))
 		return
 	}
 	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
 			rows.Close()
 			r.problem(key, "Parquet schema: %v", firstLine(err))
 			return
 		}
 		cols[name] = true
+		if lakeColumns[name] {
+			continue
+		}
+		if i := catalog.ColumnIndex(kept, name); i < 0 {
+			r.problem(key, "column %s is neither the lake's nor a kept field of its dataset in datasets.json", name)
+		} else if want := keptPhysical[kept[i].Type]; typ != want {
+			r.problem(key, "column %s is %s, datasets.json says %s (%s)", name, typ, kept[i].Type, want)
+		}
 	}
 	rows.Close()
 	if cols["ts"] && cols["ts_seconds"] {

@@ -45,6 +45,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		memLimitMB = fs.Int("memory-limit-mb", 0, "deprecated: the Go heap's soft limit in MiB alone (--memory-limit bounds the whole ingest)")
 		metricsAt  = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address while the ingest runs, e.g. 127.0.0.1:9188: URLs read, normalized and rejected, the phase, store requests and bytes")
 		cpuProf    = fs.String("cpu-profile", "", "write a Go CPU profile of the whole ingest to this file (go tool pprof)")
+		keepCols   = fs.String("keep-columns", "", "columns of CSV, TSV, JSON-lines, Parquet or CDXJ inputs to keep for each URL, as name[:type],... with type int64, double, bool, timestamp or string (omitted: inferred from every value; a column the dataset already has keeps its type). CDX and CDXJ inputs always keep status, mime, digest, length, offset and filename (docs/format/lake.md)")
 	)
 	mem := registerMemoryFlag(fs, "the ingest (the Go heap, the rows staged before they spill to --work-dir, DuckDB reading Parquet inputs)")
 	fs.Usage = func() {
@@ -69,6 +70,13 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} {
 		if c.v < c.lo || c.v > c.hi {
 			return fmt.Errorf("%w: --%s %d: want %d to %d", errUsage, c.name, c.v, c.lo, c.hi)
+		}
+	}
+	var keepColumns []ingest.KeepColumn
+	if *keepCols != "" {
+		var err error
+		if keepColumns, err = ingest.ParseKeepColumns(*keepCols); err != nil {
+			return fmt.Errorf("%w: --keep-columns: %v", errUsage, err)
 		}
 	}
 	if *pageRows > *rowGroups {
@@ -168,7 +176,8 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "ingest: metrics at http://%s/metrics\n", addr)
 	}
 	opts := ingest.Options{
-		Store: st, Dataset: *dataset, Source: *source, Files: fs.Args(), Format: ingest.Format(*format),
+		KeepColumns: keepColumns,
+		Store:       st, Dataset: *dataset, Source: *source, Files: fs.Args(), Format: ingest.Format(*format),
 		Normalizer: norm, WorkDir: *workDir, RowGroupRows: *rowGroups, PageRows: *pageRows, PrefixWidth: *width, ZstdLevel: *zstdLevel, PostingsShards: *shards,
 		Keep: *keep, Force: *force, AllowEmpty: *allowEmpty, Log: log,
 		StageBytes: budget.Stage, ParquetMemory: memlimit.Format(budget.DuckDB),
@@ -231,6 +240,16 @@ func printSummary(w io.Writer, s ingest.Summary) {
 	}
 	fmt.Fprintf(w, "dataset %q (id %d, %s)\n", s.Dataset, s.DatasetID, state)
 	fmt.Fprintf(w, "  read        %d\n  normalized  %d\n  written     %d distinct URLs in %d Parquet files (%d bytes)\n", s.Read, s.Normalized, s.Written, s.Files, s.Bytes)
+	if len(s.Columns) > 0 {
+		fmt.Fprintf(w, "  kept fields (bytes per URL written)\n")
+		for _, c := range s.Columns {
+			per := 0.0
+			if s.Written > 0 {
+				per = float64(s.FieldBytes[c.Name]) / float64(s.Written)
+			}
+			fmt.Fprintf(w, "    %-24s %-10s %6.2f\n", c.Name, c.Type, per)
+		}
+	}
 	var reasons []string
 	var rejected int64
 	for r, n := range s.Rejected {

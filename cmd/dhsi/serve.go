@@ -185,6 +185,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				udf.URLsByDomainDatasetFunction: {sqlserver.OIDText, sqlserver.OIDInt4},
 				records.LookupFunction:          {sqlserver.OIDText},
 				"domain_urls":                   {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
+				"domain_url_fields":             {sqlserver.OIDText, sqlserver.OIDInt4, sqlserver.OIDInt8, sqlserver.OIDInt8},
 				"dataset_domains":               {sqlserver.OIDInt4},
 				"dataset_domains_set":           {sqlserver.OIDInt4, sqlserver.OIDText, sqlserver.OIDInt4},
 				"compact_shard":                 {sqlserver.OIDText},
@@ -230,6 +231,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					return err
 				}
 				urls = u
+				u.grants = grants.Current // before any urls view: its columns depend on the grants
 				procs := domainProcedures(st, d, log)
 				if reg != nil {
 					procs.Observe = observeCompactions(reg.Compactions())
@@ -262,7 +264,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 						log.Warn("re-create the urls view after a grants change", "err", err)
 					}
 				}
-				funcs := udf.URLIndexFuncs{Snapshot: u.x.Current, Domain: u.domain, Grants: grants.Current, LakePaths: u.lakePaths}
+				funcs := udf.URLIndexFuncs{Snapshot: u.x.Current, Domain: u.domain, Grants: grants.Current, LakePaths: u.lakePaths, URLsViewExtra: u.urlsViewExtra}
 				urlFuncs = funcs
 				// the hot path: SELECT * FROM domain_datasets($1) and
 				// domain_urls($1, ...) answered without DuckDB, by the same code

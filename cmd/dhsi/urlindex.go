@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"log/slog"
@@ -11,9 +12,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/ingest"
 	"github.com/dhsi/dhsi/store"
+	"github.com/dhsi/dhsi/udf"
 	"github.com/dhsi/dhsi/urlnorm"
 )
 
@@ -30,6 +33,11 @@ type urlService struct {
 	// and no row (lakePaths); the server's DuckDB may read it
 	emptyDir string
 	empty    atomic.Pointer[string] // its path, once written
+	// viewExtra: the kept-field columns of the urls view last made
+	viewExtra atomic.Pointer[[]udf.ViewColumn]
+	// grants are the dataset grants in force (nil: none), for the urls
+	// view's kept columns
+	grants func() *access.Grants
 }
 
 func newURLService(ctx context.Context, st store.Store, db *sql.DB, emptyDir string, o catalog.URLIndexOptions) (*urlService, error) {
@@ -103,11 +111,17 @@ func (s *urlService) refresh(ctx context.Context) error {
 func (s *urlService) updateURLsView(ctx context.Context) error {
 	snap := s.x.Current()
 	_, local := s.st.(catalog.LocalPather)
+	extra := s.viewColumns(snap)
 	empty := "SELECT NULL::INTEGER AS dataset_id, NULL::VARCHAR AS domain_prefix, NULL::VARCHAR AS domain, NULL::UBIGINT AS url_id, NULL::VARCHAR AS url, NULL::VARCHAR AS raw, NULL::TIMESTAMP AS ts"
+	for _, c := range extra {
+		empty += ", NULL::" + c.sqlType + " AS " + quoteIdent(c.name)
+	}
 	switch {
 	case len(snap.FilePaths()) == 0:
+		s.storeViewExtra(extra)
 		return s.createURLsView(ctx, empty+" WHERE false")
 	case !local:
+		s.storeViewExtra(extra)
 		return s.createURLsView(ctx, "SELECT * FROM ("+empty+") WHERE error('the urls view scans the whole lake, which DuckDB can read only from a local store; on S3 filter it with WHERE domain = ''example.com'' (answered from the index), use domain_urls(domain, dataset_id, offset, limit), or mirror urls/ locally') IS NULL")
 	}
 	// dhsi_lake_files() always ends with the empty lake file, which has
@@ -117,12 +131,95 @@ func (s *urlService) updateURLsView(ctx context.Context) error {
 	// url_id from the raw URL (url_id()). (Asking DuckDB for the files' schemas instead read
 	// every footer once more: 0.2 s at 1,000 files.)
 	src := "read_parquet(dhsi_lake_files(), hive_partitioning = true, union_by_name = true)"
-	if err := s.makeEmptyLakeFile(ctx); err != nil {
+	if err := s.makeEmptyLakeFile(ctx, extra); err != nil {
 		return err
 	}
+	s.storeViewExtra(extra)
 	raw := ingest.LakeRawSQL
-	return s.createURLsView(ctx, "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, "+ingest.LakeDomainSQL+" AS domain, url_id(coalesce("+raw+", url)) AS url_id, url, "+raw+" AS raw, "+ingest.LakeTSSQL+" AS ts FROM "+src)
+	cols := ""
+	for _, c := range extra {
+		cols += ", CAST(" + quoteIdent(c.name) + " AS " + c.sqlType + ") AS " + quoteIdent(c.name)
+	}
+	return s.createURLsView(ctx, "SELECT CAST(dataset_id AS INTEGER) AS dataset_id, domain_prefix, "+ingest.LakeDomainSQL+" AS domain, url_id(coalesce("+raw+", url)) AS url_id, url, "+raw+" AS raw, "+ingest.LakeTSSQL+" AS ts"+cols+" FROM "+src)
 }
+
+// viewColumn is a kept column of the urls view.
+type viewColumn struct{ name, sqlType string }
+
+// storeViewExtra keeps the kept-field columns the urls view is being made
+// with, for urls_by_domain, which answers urls WHERE domain = … with the
+// view's columns (udf.URLIndexFuncs.URLsViewExtra).
+func (s *urlService) storeViewExtra(extra []viewColumn) {
+	out := make([]udf.ViewColumn, len(extra))
+	for i, c := range extra {
+		out[i] = udf.ViewColumn{Name: c.name, SQLType: c.sqlType}
+	}
+	s.viewExtra.Store(&out)
+}
+
+// urlsViewExtra is udf.URLIndexFuncs.URLsViewExtra.
+func (s *urlService) urlsViewExtra() []udf.ViewColumn {
+	if p := s.viewExtra.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// viewColumns are the urls view's kept columns (docs/format/lake.md,
+// "Kept fields"): the CDX fields always, then every other column a dataset
+// visible to everyone keeps, in the order of dataset ids and columns, as
+// the SQL type of its column type, or VARCHAR where datasets disagree. A
+// column only datasets with grants keep is left out: the view's columns
+// are the same for every session, and its name would tell every session
+// about a dataset it may not see (domain_url_fields' fields has it).
+func (s *urlService) viewColumns(snap *catalog.Snapshot) []viewColumn {
+	var out []viewColumn
+	at := map[string]int{}
+	for _, c := range catalog.CDXColumns {
+		at[c.Name] = len(out)
+		out = append(out, viewColumn{c.Name, sqlTypeOf(c.Type)})
+	}
+	var g *access.Grants
+	if s.grants != nil {
+		g = s.grants()
+	}
+	for _, ds := range snap.Datasets.Datasets {
+		if g != nil && g.Restricted(ds.Name) {
+			continue
+		}
+		for _, c := range ds.Columns {
+			t := sqlTypeOf(c.Type)
+			if i, ok := at[c.Name]; ok {
+				if out[i].sqlType != t {
+					out[i].sqlType = "VARCHAR"
+				}
+				continue
+			}
+			at[c.Name] = len(out)
+			out = append(out, viewColumn{c.Name, t})
+		}
+	}
+	return out
+}
+
+// sqlTypeOf is DuckDB's type of a kept column's Parquet column.
+func sqlTypeOf(t string) string {
+	switch t {
+	case catalog.TypeInt32:
+		return "INTEGER"
+	case catalog.TypeInt64:
+		return "BIGINT"
+	case catalog.TypeDouble:
+		return "DOUBLE"
+	case catalog.TypeBool:
+		return "BOOLEAN"
+	case catalog.TypeTimestamp:
+		return "TIMESTAMP"
+	}
+	return "VARCHAR"
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // emptyLakeColumns are the columns of every lake layout the view reads
 // (docs/format/lake.md; layout 1's url_id is derived instead).
@@ -133,16 +230,22 @@ const emptyLakeColumns = "NULL::VARCHAR AS url, NULL::VARCHAR AS raw, NULL::BLOB
 // layout, no row, under partitions no dataset has (dataset_id=0;
 // domain_prefix=zz, which no hex prefix is, so it stays a VARCHAR). Its
 // directory is named by the newest layout, the only thing it depends on.
-func (s *urlService) makeEmptyLakeFile(ctx context.Context) error {
-	if s.empty.Load() != nil {
+func (s *urlService) makeEmptyLakeFile(ctx context.Context, extra []viewColumn) error {
+	sel := emptyLakeColumns
+	for _, c := range extra {
+		sel += ", NULL::" + c.sqlType + " AS " + quoteIdent(c.name)
+	}
+	// one file per set of kept columns
+	sum := sha256.Sum256([]byte(sel))
+	dir := filepath.Join(s.emptyDir, fmt.Sprintf("layout-%d", catalog.LakeLayout), fmt.Sprintf("columns-%x", sum[:8]), "dataset_id=0", "domain_prefix=zz")
+	if p := s.empty.Load(); p != nil && filepath.Dir(*p) == dir {
 		return nil
 	}
-	dir := filepath.Join(s.emptyDir, fmt.Sprintf("layout-%d", catalog.LakeLayout), "dataset_id=0", "domain_prefix=zz")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("empty lake file: %w", err)
 	}
 	path := filepath.Join(dir, "empty.parquet")
-	q := "COPY (SELECT " + emptyLakeColumns + " WHERE false) TO " + quoteSQL(path) + " (FORMAT parquet)"
+	q := "COPY (SELECT " + sel + " WHERE false) TO " + quoteSQL(path) + " (FORMAT parquet)"
 	if _, err := s.db.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("empty lake file: %w", err)
 	}

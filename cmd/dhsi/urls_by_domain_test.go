@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +23,25 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	ingestSampleDatasets(t, dir)
+	// and kept fields: CDX, CDXJ, and CSV columns of which one ("score")
+	// two datasets keep with different types, so the view has it as VARCHAR
+	cdx := filepath.Join("..", "..", "testdata", "shared", "cdx")
+	ingestOK(t, "--store", dir, "--dataset", "iana", filepath.Join(cdx, "pywb-iana.cdx"))
+	ingestOK(t, "--store", dir, "--dataset", "ccj", filepath.Join(cdx, "cc-main-2024-30-cdx-00187.cdxj"))
+	for i, body := range []string{
+		"url,lang,score,seen,price\nhttps://www.iana.org/shop/a,en,3,2024-01-02T03:04:05Z,1.5\nhttps://iana.org/shop/b,fr,,,2\nhttps://www.iana.org/shop/c,,7,2024-02-03T00:00:00.25Z,\n",
+		"url,score\nhttps://www.iana.org/shop/d,high\nhttps://www.iana.org/shop/e,\n",
+	} {
+		csv := filepath.Join(t.TempDir(), "shop.csv")
+		if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cols := "lang,score,seen:timestamp,price"
+		if i == 1 {
+			cols = "score"
+		}
+		ingestOK(t, "--store", dir, "--dataset", fmt.Sprintf("shop%d", i), "--keep-columns", cols, csv)
+	}
 	cn := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms"))
 	domains := distinctDomains(t, cn)
 	answer := func(q string, args ...any) string {
@@ -67,6 +87,15 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 		// the CDX match types host and domain-with-subdomains, in SQL
 		{"SELECT url FROM urls WHERE domain = $1 AND (url_host(url) = 'www.' || $1 OR url_host(url) LIKE '%.www.' || $1) ORDER BY url, dataset_id", "SELECT url FROM urls WHERE domain || '' = $1 AND (url_host(url) = 'www.' || $1 OR url_host(url) LIKE '%.www.' || $1) ORDER BY url, dataset_id"},
 		{"SELECT d.dataset, count(*) FROM urls JOIN datasets d USING (dataset_id) WHERE domain = $1 GROUP BY 1 ORDER BY 1", "SELECT d.dataset, count(*) FROM urls JOIN datasets d USING (dataset_id) WHERE domain || '' = $1 GROUP BY 1 ORDER BY 1"},
+	}
+	var viewCols string
+	if err := cn.QueryRow(ctx, "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'urls'").Scan(&viewCols); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"status integer", "mime text", "lang text", "score text", "seen timestamp", "price double"} {
+		if !strings.Contains(viewCols, c) {
+			t.Fatalf("the urls view's columns %s lack %s", viewCols, c)
+		}
 	}
 	nonEmpty := 0
 	for _, d := range append(domains, "absent.example", "IANA.ORG") {
