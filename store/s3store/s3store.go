@@ -39,9 +39,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +57,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	smithymiddleware "github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/dhsi/dhsi/store"
@@ -76,6 +79,35 @@ type Store struct {
 	prefix  string
 	logger  *slog.Logger
 	retries *atomic.Int64 // attempts the SDK's retryer made again (Retries)
+	sent    *sentCounts   // requests sent, by operation (Requests)
+}
+
+// sentCounts counts the HTTP requests a store sent, by S3 operation.
+type sentCounts struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+// Requests returns how many HTTP requests the store has sent to the server
+// since it was opened, by S3 operation ("GetObject", "DeleteObjects", …),
+// retries included: what a benchmark divides by its records.
+func (s *Store) Requests() map[string]int64 {
+	s.sent.mu.Lock()
+	defer s.sent.mu.Unlock()
+	return maps.Clone(s.sent.n)
+}
+
+// countRequests is a finalize step after the retry loop's attempt: it runs
+// once per request sent.
+func (c *sentCounts) countRequests(stack *smithymiddleware.Stack) error {
+	return stack.Finalize.Add(smithymiddleware.FinalizeMiddlewareFunc("dhsiCountRequests",
+		func(ctx context.Context, in smithymiddleware.FinalizeInput, next smithymiddleware.FinalizeHandler) (smithymiddleware.FinalizeOutput, smithymiddleware.Metadata, error) {
+			op := awsmiddleware.GetOperationName(ctx)
+			c.mu.Lock()
+			c.n[op]++
+			c.mu.Unlock()
+			return next.HandleFinalize(ctx, in)
+		}), smithymiddleware.After)
 }
 
 // Retries is how many times the SDK retried a request since the store was
@@ -111,6 +143,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 		logger = slog.New(slog.DiscardHandler)
 	}
 	retries := new(atomic.Int64)
+	sent := &sentCounts{n: map[string]int64{}}
 	opts := []func(*config.LoadOptions) error{
 		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
 		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
@@ -161,8 +194,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = pathStyle
+		o.APIOptions = append(o.APIOptions, sent.countRequests)
 	})
-	s := &Store{client: client, bucket: cfg.Bucket, prefix: cfg.Prefix, logger: logger, retries: retries}
+	s := &Store{client: client, bucket: cfg.Bucket, prefix: cfg.Prefix, logger: logger, retries: retries, sent: sent}
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
 		return nil, fmt.Errorf("s3store: open %s: head bucket: %w", s, err)
 	}
