@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/internal/s3test"
 	"github.com/dhsi/dhsi/shard"
 	"github.com/dhsi/dhsi/store"
@@ -320,4 +322,79 @@ func BenchmarkSustainedCompactionS3(b *testing.B) {
 		b.ReportMetric(float64(offered.Load()-int64(merged)), "pending")
 		b.Logf("offered %d records in %v, %d in shards at the end", offered.Load(), elapsed.Round(time.Millisecond), merged)
 	}
+}
+
+// BenchmarkVersityGWRequests measures what versitygw itself spends, in CPU
+// per request, on each request a compaction of per-domain inbox objects
+// sends, N objects of one record each, 16 requests at a time: the bound
+// of BenchmarkCompactionS3/inbox-objects on a small machine.
+//
+//	go test ./cmd/dhsi -run XXX -bench VersityGWRequests -benchtime 5000x
+func BenchmarkVersityGWRequests(b *testing.B) {
+	srv := s3test.Start(b)
+	st, _ := srv.NewStore(b)
+	ctx := context.Background()
+	const n = 4000
+	keys := make([]string, n)
+	etags := make([]store.ETag, n)
+	for i := range keys {
+		keys[i] = compiler.InboxKey(fmt.Sprintf("r%07d.example", i))
+	}
+	body := []byte("domain\u241fcompany_name\u241fscraper_version\u241fupdated_at\u241e\nr.example\u241fC\u241f1\u241f2024-01-01T00:00:00Z\u241e\n")
+	// step runs fn for i in 0..n-1; objects is how many objects it acts on
+	step := func(name string, objects int, fn func(i int) error) {
+		b.Run(name, func(b *testing.B) {
+			before, _ := serverCPU(srv.Endpoint)
+			start := time.Now()
+			var failed atomic.Int64
+			parallel.ForEach(n, 16, func(i int) {
+				if err := fn(i); err != nil {
+					failed.Add(1)
+				}
+			})
+			if failed.Load() > 0 {
+				b.Fatalf("%d of %d failed", failed.Load(), n)
+			}
+			after, ok := serverCPU(srv.Endpoint)
+			if ok {
+				b.ReportMetric(float64((after-before).Microseconds())/float64(objects), "gw-cpu-µs/object")
+			}
+			b.ReportMetric(float64(objects)/time.Since(start).Seconds(), "objects/s")
+		})
+	}
+	step("PutObject-new", n, func(i int) error {
+		a, err := st.Put(ctx, keys[i], bytes.NewReader(body), store.Cond{IfNoneMatch: true})
+		etags[i] = a.ETag
+		return err
+	})
+	step("GetObject", n, func(i int) error {
+		_, _, err := store.ReadAll(ctx, st, keys[i])
+		return err
+	})
+	step("HeadObject", n, func(i int) error {
+		_, err := st.Head(ctx, keys[i])
+		return err
+	})
+	step("PutObject-tombstone", n, func(i int) error {
+		a, err := st.Put(ctx, keys[i], bytes.NewReader(nil), store.Cond{IfMatch: etags[i]})
+		etags[i] = a.ETag
+		return err
+	})
+	half := n / 2
+	step("DeleteObject-half", half, func(i int) error {
+		if i >= half {
+			return nil
+		}
+		return st.Delete(ctx, keys[i], store.Cond{})
+	})
+	step("DeleteObjects-half", n-half, func(i int) error {
+		if i != half {
+			return nil
+		}
+		items := make([]store.DeleteItem, 0, n-half)
+		for _, k := range keys[half:] {
+			items = append(items, store.DeleteItem{Key: k})
+		}
+		return errors.Join(store.DeleteMany(ctx, st, items)...)
+	})
 }
