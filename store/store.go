@@ -261,6 +261,9 @@ const DeleteManyParallel = 16
 // Delete each, DeleteManyParallel at a time. It returns one error per
 // item, in order.
 func DeleteMany(ctx context.Context, st Store, items []DeleteItem) []error {
+	if len(items) == 0 {
+		return nil
+	}
 	if md, ok := st.(MultiDeleter); ok {
 		return md.DeleteMany(ctx, items)
 	}

@@ -483,6 +483,9 @@ var _ store.MultiDeleter = (*Store)(nil)
 // condition is sent once (see the package comment); one without is retried.
 func (s *Store) DeleteMany(ctx context.Context, items []store.DeleteItem) []error {
 	errs := make([]error, len(items))
+	if len(items) == 0 {
+		return errs
+	}
 	_, conditional := s.BulkDelete(ctx)
 	var bulk []int
 	var each []store.DeleteItem
