@@ -322,6 +322,15 @@ func BenchmarkSustainedCompactionS3(b *testing.B) {
 				merged += len(t.Rows)
 			}
 		}
+		// requests of the writers and the workers together, by operation
+		var ops []string
+		var total int64
+		for op, n := range st.Requests() {
+			total += n
+			ops = append(ops, fmt.Sprintf("%s %d", op, n))
+		}
+		sort.Strings(ops)
+		b.Logf("%d requests: %v", total, ops)
 		b.ReportMetric(float64(offered.Load())/elapsed.Seconds(), "landed/s")
 		b.ReportMetric(float64(merged)/elapsed.Seconds(), "records/s")
 		b.ReportMetric(float64(offered.Load()-int64(merged)), "pending")
