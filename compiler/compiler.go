@@ -355,11 +355,6 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 
 	// Read each inbox object once, Parallel at a time; remember the ETag of
 	// the version read (I3). Results keep the listing's order.
-	type merged struct {
-		key   string
-		etag  store.ETag
-		batch bool // a batch object: written once, deleted directly (I3)
-	}
 	got := c.readPending(ctx, inbox)
 	var used, tombs []merged
 	partial := 0
@@ -383,14 +378,14 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		}
 	}
 	// tombstones hold no records: they go under this lock whatever else
-	// happens, so a crash between marking and deleting is repaired here
+	// happens, so a crash between marking and deleting is repaired here;
+	// the tombstones this compaction makes below join them, and all go
+	// together (deleteTombstones), after one check of the lock
 	defer func() {
 		if len(tombs) == 0 || res.Status == StatusConflict || !c.stillHeld(ctx, lk) {
 			return
 		}
-		parallel.ForEach(len(tombs), c.cfg.Parallel, func(i int) {
-			c.deleteTombstone(ctx, tombs[i].key, tombs[i].etag)
-		})
+		c.deleteTombstones(ctx, tombs)
 	}()
 	res.InboxPartial = partial
 	if len(used) == 0 && partial == 0 {
@@ -429,10 +424,11 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	// Only now may inbox versions go, and only the versions merged (I3):
 	// each is first replaced by a tombstone with Put(IfMatch: the merged
 	// ETag), which is atomic with concurrent puts on every store, and the
-	// tombstone is then deleted. No DHSI writer writes over a tombstone, so
-	// the delete has nothing to race with even where it is not atomic. A
-	// store whose conditional delete is atomic (store.AtomicDeleter) gets
-	// one Delete(IfMatch: the merged ETag) instead.
+	// tombstones are then deleted, together (store.DeleteMany) when the
+	// compaction ends. No DHSI writer writes over a tombstone, so the
+	// delete has nothing to race with even where it is not atomic. A store
+	// whose conditional delete is atomic (store.AtomicDeleter) gets one
+	// Delete(IfMatch: the merged ETag) per object instead.
 	res.Status, res.BytesWritten, res.RecordsAfter = StatusCompacted, n, len(out.Rows)
 	deleted := make([]bool, len(used))
 	if !c.stillHeld(ctx, lk) {
@@ -445,19 +441,25 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 	if ad, ok := c.st.(store.AtomicDeleter); ok {
 		atomic = ad.AtomicConditionalDelete() // no fence needed: one conditional delete
 	}
-	parallel.ForEach(len(used), c.cfg.Parallel, func(i int) {
-		m := used[i]
-		var err error
-		if atomic || m.batch {
-			// a batch key is never written again (BatchKey), so its delete
-			// races with no put, atomic or not
-			err = c.st.Delete(ctx, m.key, store.Cond{IfMatch: m.etag})
-		} else {
-			var a store.Attrs
-			if a, err = c.st.Put(ctx, m.key, bytes.NewReader(nil), store.Cond{IfMatch: m.etag}); err == nil {
-				c.deleteTombstone(ctx, m.key, a.ETag)
-			}
+	// What is deleted directly goes in one DeleteMany: the merged versions
+	// on a store whose conditional delete is atomic, and batch objects,
+	// whose key is never written again (BatchKey), so that their delete
+	// races with no put, atomic or not.
+	var direct []store.DeleteItem
+	var directAt, fence []int
+	for i, m := range used {
+		switch {
+		case atomic:
+			direct = append(direct, store.DeleteItem{Key: m.key, Cond: store.Cond{IfMatch: m.etag}})
+			directAt = append(directAt, i)
+		case m.batch:
+			direct = append(direct, store.DeleteItem{Key: m.key, Cond: c.raceFreeCond(ctx, m.etag)})
+			directAt = append(directAt, i)
+		default:
+			fence = append(fence, i)
 		}
+	}
+	retired := func(i int, err error) {
 		switch {
 		case err == nil:
 			deleted[i] = true
@@ -466,9 +468,30 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		default:
 			// the merged content is safe in the shard; the object stays and is
 			// merged again next time, which changes nothing
-			c.log.Warn("retire merged inbox object", "key", m.key, "err", err)
+			c.log.Warn("retire merged inbox object", "key", used[i].key, "err", err)
 		}
+	}
+	for j, err := range store.DeleteMany(ctx, c.st, direct) {
+		retired(directAt[j], err)
+	}
+	// The other inbox objects are fenced: each merged version becomes a
+	// tombstone (Put IfMatch: the merged ETag, atomic on every store), and
+	// the tombstones are deleted together when this compaction ends (the
+	// deferred deleteTombstones above), under this lock, checked again.
+	made := make([]merged, len(fence))
+	parallel.ForEach(len(fence), c.cfg.Parallel, func(j int) {
+		m := used[fence[j]]
+		a, err := c.st.Put(ctx, m.key, bytes.NewReader(nil), store.Cond{IfMatch: m.etag})
+		if err == nil {
+			made[j] = merged{key: m.key, etag: a.ETag}
+		}
+		retired(fence[j], err)
 	})
+	for _, m := range made {
+		if m.key != "" {
+			tombs = append(tombs, m)
+		}
+	}
 	for _, ok := range deleted {
 		if ok {
 			res.InboxMerged++
@@ -541,13 +564,57 @@ func (c *Compiler) stillHeld(ctx context.Context, lk lock) bool {
 	return err == nil && a.ETag == lk.etag
 }
 
-// deleteTombstone removes a tombstone; the caller holds the shard's lock
-// (I3). A failure leaves the tombstone for the next compaction.
+// merged is one version of a pending object that a compaction merged, or
+// a tombstone it found or made.
+type merged struct {
+	key   string
+	etag  store.ETag
+	batch bool // a batch object: written once, deleted directly (I3)
+}
+
+// deleteTombstone removes one tombstone that a writer saw before it took
+// the shard's lock (clearTombstone), always with Delete(IfMatch): it may
+// have gone and a new object taken its key since, so unlike the
+// tombstones a compaction reads under its lock, its delete is not free of
+// races. A failure leaves the tombstone for the next compaction.
 func (c *Compiler) deleteTombstone(ctx context.Context, key string, etag store.ETag) {
 	err := c.st.Delete(ctx, key, store.Cond{IfMatch: etag})
 	if err != nil && !errors.Is(err, store.ErrPreconditionFailed) && !errors.Is(err, store.ErrNotFound) {
 		c.log.Warn("delete inbox tombstone", "key", key, "err", err)
 	}
+}
+
+// deleteTombstones removes tombstones that this compaction read or made
+// under the shard's lock, which it still holds (I3): no DHSI writer
+// writes over them meanwhile, so they may go without a condition
+// (raceFreeCond). A failure leaves a tombstone for the next compaction.
+func (c *Compiler) deleteTombstones(ctx context.Context, tombs []merged) {
+	items := make([]store.DeleteItem, len(tombs))
+	for i, m := range tombs {
+		items[i] = store.DeleteItem{Key: m.key, Cond: c.raceFreeCond(ctx, m.etag)}
+	}
+	for i, err := range store.DeleteMany(ctx, c.st, items) {
+		if err != nil && !errors.Is(err, store.ErrPreconditionFailed) && !errors.Is(err, store.ErrNotFound) {
+			c.log.Warn("delete inbox tombstone", "key", tombs[i].key, "err", err)
+		}
+	}
+}
+
+// raceFreeCond is the condition of the delete of a key that no DHSI writer
+// writes while it is deleted: a tombstone read or made under its shard's
+// lock, still held (I3), a batch object (BatchKey). Such a delete races with no put, so its
+// condition only guards against a writer outside DHSI's protocol. It is
+// IfMatch etag, unless the store's bulk delete sends conditional deletes
+// one by one (versitygw v1.8.0 ignores the ETags of a DeleteObjects): there
+// the condition is dropped, so that a compaction's tombstones go in one
+// request instead of a HEAD and a DELETE each. That store's conditional
+// delete is not atomic anyway, so a plain S3 client writing there already
+// had no protection from it (I3).
+func (c *Compiler) raceFreeCond(ctx context.Context, etag store.ETag) store.Cond {
+	if bulk, conditional := store.BulkDelete(ctx, c.st); bulk && !conditional {
+		return store.Cond{}
+	}
+	return store.Cond{IfMatch: etag}
 }
 
 // lockBody is the JSON content of a lock object (docs/format/lock.md).

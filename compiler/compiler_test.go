@@ -457,12 +457,37 @@ func (c *crashing) List(ctx context.Context, prefix string, fn func(store.Attrs)
 	return c.Store.List(ctx, prefix, fn)
 }
 
+// crashingBulk is crashing with a bulk delete that sends conditional
+// deletes one by one (BulkDelete: true, false), as s3store on versitygw:
+// the compaction deletes its tombstones in one DeleteMany without
+// conditions, which counts as one store call.
+type crashingBulk struct{ *crashing }
+
+func (c crashingBulk) DeleteMany(ctx context.Context, items []store.DeleteItem) []error {
+	errs := make([]error, len(items))
+	if err := c.step(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	return store.DeleteEach(ctx, c.Store, items)
+}
+
+func (c crashingBulk) BulkDelete(context.Context) (bool, bool) { return true, false }
+
 func TestCrashAtEveryStep(t *testing.T) {
 	// I3: a worker killed after any number of store calls leaves a state that
 	// the next compaction repairs, with every latest record present once.
 	ctx := context.Background()
-	for n := 0; n < 60; n++ {
-		t.Run(fmt.Sprintf("crash after %d store calls", n), func(t *testing.T) {
+	for n := 0; n < 120; n++ {
+		bulk := n%2 == 1
+		n := n / 2
+		name := fmt.Sprintf("crash after %d store calls", n)
+		if bulk {
+			name += ", tombstones deleted in bulk without conditions"
+		}
+		t.Run(name, func(t *testing.T) {
 			base, _ := localfs.Open(t.TempDir())
 			ds := domainsIn("5e", 4)
 			// a shard already holding older versions
@@ -473,7 +498,10 @@ func TestCrashAtEveryStep(t *testing.T) {
 			for i, d := range ds[:3] {
 				put(t, base, d, "new", i, "2024-02-01T00:00:00Z")
 			}
-			cr := &crashing{Store: base, n: n}
+			var cr store.Store = &crashing{Store: base, n: n}
+			if bulk {
+				cr = crashingBulk{cr.(*crashing)}
+			}
 			newCompiler(t, cr, Config{WorkerID: "doomed", LockTTL: time.Second}).CompactShard(ctx, "5e") // may crash anywhere
 			if _, err := base.Head(ctx, LockKey("5e")); err == nil {
 				time.Sleep(1100 * time.Millisecond) // let the lock it left go stale
@@ -499,6 +527,90 @@ func TestCrashAtEveryStep(t *testing.T) {
 				t.Fatalf("lock left behind")
 			}
 		})
+	}
+}
+
+// bulkRecorder is a store (not atomic: no AtomicDeleter) whose bulk delete
+// sends conditional deletes one by one, as s3store on versitygw; it
+// records what reaches DeleteMany and Delete.
+type bulkRecorder struct {
+	store.Store
+	mu      sync.Mutex
+	many    [][]store.DeleteItem
+	deletes []store.DeleteItem
+}
+
+func (b *bulkRecorder) DeleteMany(ctx context.Context, items []store.DeleteItem) []error {
+	b.mu.Lock()
+	b.many = append(b.many, items)
+	b.mu.Unlock()
+	return store.DeleteEach(ctx, b.Store, items)
+}
+
+func (b *bulkRecorder) BulkDelete(context.Context) (bool, bool) { return true, false }
+
+func (b *bulkRecorder) Delete(ctx context.Context, key string, cond store.Cond) error {
+	b.mu.Lock()
+	b.deletes = append(b.deletes, store.DeleteItem{Key: key, Cond: cond})
+	b.mu.Unlock()
+	return b.Store.Delete(ctx, key, cond)
+}
+
+// TestTombstonesGoInOneBulkDelete: on a store whose bulk delete would send
+// conditional deletes one by one (versitygw), a compaction deletes the
+// tombstones it made and found under its lock in one DeleteMany without
+// conditions (raceFreeCond); a writer clearing a tombstone it saw before
+// taking the lock keeps its IfMatch, since a new object may have taken the
+// key since.
+func TestTombstonesGoInOneBulkDelete(t *testing.T) {
+	ctx := context.Background()
+	base, _ := localfs.Open(t.TempDir())
+	ds := domainsIn("5e", 5)
+	for i, d := range ds[:4] {
+		put(t, base, d, "c", i, "2024-01-01T00:00:00Z")
+	}
+	// a tombstone a killed compaction left
+	if _, err := base.Put(ctx, InboxKey(ds[4]), bytes.NewReader(nil), store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	st := &bulkRecorder{Store: base}
+	r, err := newCompiler(t, st, Config{}).CompactShard(ctx, "5e")
+	if err != nil || r.Status != StatusCompacted || r.InboxMerged != 4 {
+		t.Fatalf("result %+v %v", r, err)
+	}
+	if k := inboxKeys(t, base); len(k) != 0 {
+		t.Fatalf("inbox left %v", k)
+	}
+	if len(st.many) != 1 || len(st.many[0]) != 5 {
+		t.Fatalf("DeleteMany calls %v, want one of the 5 tombstones", st.many)
+	}
+	for _, it := range st.many[0] {
+		if it.Cond != (store.Cond{}) {
+			t.Errorf("tombstone %s deleted with %+v, want no condition", it.Key, it.Cond)
+		}
+	}
+	for _, it := range st.deletes {
+		if strings.HasPrefix(it.Key, InboxPrefix) && !strings.HasPrefix(it.Key, ShardPrefix) {
+			t.Errorf("an inbox key deleted alone: %+v", it)
+		}
+	}
+	// a writer's clearTombstone
+	a, err := base.Put(ctx, InboxKey(ds[0]), bytes.NewReader(nil), store.Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.deletes = nil
+	if err := newCompiler(t, st, Config{}).clearTombstone(ctx, InboxKey(ds[0]), a.ETag); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range st.deletes {
+		if it.Key == InboxKey(ds[0]) {
+			found = it.Cond.IfMatch == a.ETag
+		}
+	}
+	if !found {
+		t.Errorf("the writer's tombstone delete: %+v, want IfMatch %s", st.deletes, a.ETag)
 	}
 }
 

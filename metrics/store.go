@@ -20,18 +20,18 @@ type storeMetrics struct {
 }
 
 // InstrumentStore returns st with its requests counted: by operation
-// (get, get_range, head, put, delete, list) and outcome (ok, not_found,
+// (get, get_range, head, put, delete, delete_many, list) and outcome (ok, not_found,
 // precondition_failed, canceled, error), their latency, and the bytes read
 // and written. Retries happen inside the store's client (the AWS SDK's
 // retryer) and are part of one request's latency here. The optional
 // capabilities of st (store.ListerFrom, store.AtomicDeleter,
-// store.TempSweeper) are kept.
+// store.MultiDeleter, store.TempSweeper) are kept.
 func (r *Registry) InstrumentStore(st store.Store) store.Store {
 	if r.store == nil {
 		r.store = &storeMetrics{
 			requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "dhsi_store_requests_total",
-				Help: "Object-store requests, by operation (get, get_range, head, put, delete, list) and outcome (ok, not_found, precondition_failed, canceled, error).",
+				Help: "Object-store requests, by operation (get, get_range, head, put, delete, delete_many, list) and outcome (ok, not_found, precondition_failed, canceled, error).",
 			}, []string{"op", "outcome"}),
 			duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 				Name:    "dhsi_store_request_duration_seconds",
@@ -214,6 +214,32 @@ func (s *instrumented) listDone(start time.Time, err error, stopped *error) {
 		err = nil
 	}
 	s.done("list", start, err)
+}
+
+// DeleteMany is the wrapped store's own (store.MultiDeleter), counted as
+// one "delete_many" whatever the number of its requests, or else one
+// counted Delete per item.
+func (s *instrumented) DeleteMany(ctx context.Context, items []store.DeleteItem) []error {
+	md, ok := s.Store.(store.MultiDeleter)
+	if !ok {
+		return store.DeleteEach(ctx, s, items)
+	}
+	start := time.Now()
+	errs := md.DeleteMany(ctx, items)
+	// the outcome of the worst item: an error before a failed condition
+	var worst error
+	for _, err := range errs {
+		if worst == nil || outcomeOf(err) == "error" && outcomeOf(worst) != "error" {
+			worst = err
+		}
+	}
+	s.done("delete_many", start, worst)
+	return errs
+}
+
+// BulkDelete reports the wrapped store's (store.MultiDeleter).
+func (s *instrumented) BulkDelete(ctx context.Context) (bulk, conditional bool) {
+	return store.BulkDelete(ctx, s.Store)
 }
 
 // AtomicConditionalDelete reports the wrapped store's (store.AtomicDeleter).

@@ -52,6 +52,13 @@ func TestInstrumentStore(t *testing.T) {
 	if err := st.List(ctx, "a/", func(store.Attrs) error { return stop }); !errors.Is(err, stop) {
 		t.Fatal(err)
 	}
+	// a store without a bulk delete: one counted delete per item
+	if bulk, _ := store.BulkDelete(ctx, st); bulk {
+		t.Fatal("a local store gained a bulk delete")
+	}
+	if errs := store.DeleteMany(ctx, st, []store.DeleteItem{{Key: "a/b"}, {Key: "a/c"}}); errors.Join(errs...) != nil {
+		t.Fatal(errs)
+	}
 	rec := httptest.NewRecorder()
 	r.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	text := rec.Body.String()
@@ -61,6 +68,7 @@ func TestInstrumentStore(t *testing.T) {
 		`dhsi_store_requests_total{op="get",outcome="ok"} 1`,
 		`dhsi_store_requests_total{op="head",outcome="not_found"} 1`,
 		`dhsi_store_requests_total{op="list",outcome="ok"} 1`,
+		`dhsi_store_requests_total{op="delete",outcome="ok"} 2`,
 		`dhsi_store_bytes_total{direction="read"} 5`,
 		`dhsi_store_bytes_total{direction="written"} 5`,
 		"dhsi_store_retries_total 2",

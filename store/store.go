@@ -52,6 +52,11 @@
 //     between its check and its removal may be lost. Code that deletes
 //     objects others write first fences them with a conditional put
 //     (compiler I3), unless the store implements AtomicDeleter.
+//   - DeleteMany (optional, MultiDeleter; the function DeleteMany on any
+//     store) is Delete of each item with its condition, one error per
+//     item, except that a conditional delete of a missing key may be
+//     reported as done (nil) rather than ErrNotFound. It is not atomic:
+//     some items may be deleted and others not.
 //   - List calls fn for every object whose key starts with prefix, in
 //     ascending byte order of key, paginating internally; an error returned by
 //     fn stops the listing and is returned. Objects put before List starts and
@@ -67,6 +72,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dhsi/dhsi/internal/parallel"
 )
 
 // Sentinel errors. Backends translate their native errors into these, and
@@ -225,4 +232,60 @@ func ListFrom(ctx context.Context, s Store, prefix, startAfter string, fn func(A
 // conditional put. A store that cannot promise it does not implement it.
 type AtomicDeleter interface {
 	AtomicConditionalDelete() bool
+}
+
+// DeleteItem is one key for DeleteMany and the condition of its delete.
+type DeleteItem struct {
+	Key  string
+	Cond Cond
+}
+
+// MultiDeleter is implemented by stores that delete many keys in one
+// request (S3's DeleteObjects, up to 1,000 keys a request). DeleteMany
+// returns one error per item, in order (see the contract).
+type MultiDeleter interface {
+	DeleteMany(ctx context.Context, items []DeleteItem) []error
+	// BulkDelete says what DeleteMany costs: bulk, whether it sends many
+	// keys in one request at all; conditional, whether items with IfMatch
+	// go in bulk too. Where not (a server that ignores the per-key ETag of
+	// a DeleteObjects, as versitygw v1.8.0 does), each conditional item
+	// is a Delete of its own and only unconditional items go in bulk.
+	BulkDelete(ctx context.Context) (bulk, conditional bool)
+}
+
+// DeleteManyParallel is how many Deletes DeleteMany runs at once on a
+// store that is no MultiDeleter.
+const DeleteManyParallel = 16
+
+// DeleteMany deletes items with st's own DeleteMany, or else with one
+// Delete each, DeleteManyParallel at a time. It returns one error per
+// item, in order.
+func DeleteMany(ctx context.Context, st Store, items []DeleteItem) []error {
+	if len(items) == 0 {
+		return nil
+	}
+	if md, ok := st.(MultiDeleter); ok {
+		return md.DeleteMany(ctx, items)
+	}
+	return DeleteEach(ctx, st, items)
+}
+
+// DeleteEach is DeleteMany by one Delete per item, DeleteManyParallel at
+// a time: what a store without a bulk delete does, and what a
+// MultiDeleter does with the items it cannot send in bulk.
+func DeleteEach(ctx context.Context, st Store, items []DeleteItem) []error {
+	errs := make([]error, len(items))
+	parallel.ForEach(len(items), DeleteManyParallel, func(i int) {
+		errs[i] = st.Delete(ctx, items[i].Key, items[i].Cond)
+	})
+	return errs
+}
+
+// BulkDelete reports st's MultiDeleter.BulkDelete, or false, false for a
+// store that deletes one key a request.
+func BulkDelete(ctx context.Context, st Store) (bulk, conditional bool) {
+	if md, ok := st.(MultiDeleter); ok {
+		return md.BulkDelete(ctx)
+	}
+	return false, false
 }

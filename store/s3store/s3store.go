@@ -25,6 +25,12 @@
 // cannot seek is first read into memory, or into a temporary file past
 // 8 MiB; a reader that fails leaves nothing sent.
 //
+// DeleteMany (store.MultiDeleter) sends DeleteObjects of up to 1,000 keys,
+// each key's IfMatch as its ETag element. A server that ignores that
+// element (versitygw v1.8.0 deletes regardless) is found out by a probe the
+// first time, and then gets each conditional item as a DeleteObject of its
+// own.
+//
 // The SDK's default flexible checksums (a CRC on every PUT and checksum
 // validation of every GET, on by default since 2025) are only used when an
 // operation requires them: several S3-compatible servers reject or mangle
@@ -35,13 +41,17 @@ package s3store
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,10 +63,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	smithymiddleware "github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/dhsi/dhsi/internal/parallel"
 	"github.com/dhsi/dhsi/store"
 )
 
@@ -76,6 +89,36 @@ type Store struct {
 	prefix  string
 	logger  *slog.Logger
 	retries *atomic.Int64 // attempts the SDK's retryer made again (Retries)
+	sent    *sentCounts   // requests sent, by operation (Requests)
+	probe   *bulkProbe    // whether the server checks DeleteObjects' ETags
+}
+
+// sentCounts counts the HTTP requests a store sent, by S3 operation.
+type sentCounts struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+// Requests returns how many HTTP requests the store has sent to the server
+// since it was opened, by S3 operation ("GetObject", "DeleteObjects", …),
+// retries included: what a benchmark divides by its records.
+func (s *Store) Requests() map[string]int64 {
+	s.sent.mu.Lock()
+	defer s.sent.mu.Unlock()
+	return maps.Clone(s.sent.n)
+}
+
+// countRequests is a finalize step after the retry loop's attempt: it runs
+// once per request sent.
+func (c *sentCounts) countRequests(stack *smithymiddleware.Stack) error {
+	return stack.Finalize.Add(smithymiddleware.FinalizeMiddlewareFunc("dhsiCountRequests",
+		func(ctx context.Context, in smithymiddleware.FinalizeInput, next smithymiddleware.FinalizeHandler) (smithymiddleware.FinalizeOutput, smithymiddleware.Metadata, error) {
+			op := awsmiddleware.GetOperationName(ctx)
+			c.mu.Lock()
+			c.n[op]++
+			c.mu.Unlock()
+			return next.HandleFinalize(ctx, in)
+		}), smithymiddleware.After)
 }
 
 // Retries is how many times the SDK retried a request since the store was
@@ -111,6 +154,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 		logger = slog.New(slog.DiscardHandler)
 	}
 	retries := new(atomic.Int64)
+	sent := &sentCounts{n: map[string]int64{}}
 	opts := []func(*config.LoadOptions) error{
 		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
 		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
@@ -161,8 +205,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = pathStyle
+		o.APIOptions = append(o.APIOptions, sent.countRequests)
 	})
-	s := &Store{client: client, bucket: cfg.Bucket, prefix: cfg.Prefix, logger: logger, retries: retries}
+	s := &Store{client: client, bucket: cfg.Bucket, prefix: cfg.Prefix, logger: logger, retries: retries, sent: sent, probe: &bulkProbe{}}
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
 		return nil, fmt.Errorf("s3store: open %s: head bucket: %w", s, err)
 	}
@@ -416,6 +461,188 @@ func (s *Store) Delete(ctx context.Context, key string, cond store.Cond) error {
 		return err
 	}
 	return nil
+}
+
+// maxDeleteObjects is the most keys S3 takes in one DeleteObjects.
+const maxDeleteObjects = 1000
+
+// deleteObjectsParallel bounds the DeleteObjects requests of one
+// DeleteMany in flight at once.
+const deleteObjectsParallel = 4
+
+var _ store.MultiDeleter = (*Store)(nil)
+
+// DeleteMany implements store.MultiDeleter with DeleteObjects, up to 1,000
+// keys a request, each item's IfMatch sent as its key's ETag. The server
+// answers each key on its own: PreconditionFailed (and the 409 of a race)
+// becomes ErrPreconditionFailed, NoSuchKey ErrNotFound for a conditional
+// item and success for an unconditional one (as Delete), any other code an
+// error of that key alone. A request that fails as a whole fails each of
+// its items. On a server that ignores those ETags (BulkDelete), each
+// conditional item is a Delete of its own instead. A request that carries a
+// condition is sent once (see the package comment); one without is retried.
+func (s *Store) DeleteMany(ctx context.Context, items []store.DeleteItem) []error {
+	errs := make([]error, len(items))
+	if len(items) == 0 {
+		return errs
+	}
+	_, conditional := s.BulkDelete(ctx)
+	var bulk []int
+	var each []store.DeleteItem
+	var eachAt []int
+	for i, it := range items {
+		if err := store.ValidateKey(it.Key); err != nil {
+			errs[i] = err
+			continue
+		}
+		if err := it.Cond.Validate("delete"); err != nil {
+			errs[i] = fmt.Errorf("s3store: delete %q: %w", it.Key, err)
+			continue
+		}
+		if it.Cond.IfMatch != "" && !conditional {
+			each = append(each, it)
+			eachAt = append(eachAt, i)
+			continue
+		}
+		bulk = append(bulk, i)
+	}
+	chunks := (len(bulk) + maxDeleteObjects - 1) / maxDeleteObjects
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		parallel.ForEach(chunks, deleteObjectsParallel, func(c int) {
+			s.deleteObjects(ctx, items, bulk[c*maxDeleteObjects:min(len(bulk), (c+1)*maxDeleteObjects)], errs)
+		})
+	}()
+	for j, err := range store.DeleteEach(ctx, s, each) {
+		errs[eachAt[j]] = err
+	}
+	wg.Wait()
+	return errs
+}
+
+// deleteObjects sends one DeleteObjects for items[idx...] and sets their
+// errors.
+func (s *Store) deleteObjects(ctx context.Context, items []store.DeleteItem, idx []int, errs []error) {
+	objs := make([]types.ObjectIdentifier, len(idx))
+	at := make(map[string][]int, len(idx))
+	conditional := false
+	for j, i := range idx {
+		k := s.prefix + items[i].Key
+		objs[j] = types.ObjectIdentifier{Key: aws.String(k)}
+		if e := items[i].Cond.IfMatch; e != "" {
+			objs[j].ETag = aws.String(string(e))
+			conditional = true
+		}
+		at[k] = append(at[k], i)
+	}
+	var optFns []func(*s3.Options)
+	if conditional {
+		optFns = append(optFns, noRetry)
+	}
+	out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+		Bucket: &s.bucket,
+		Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(true)},
+	}, optFns...)
+	if err != nil {
+		for _, i := range idx {
+			errs[i] = opError("delete", items[i].Key, err, false)
+		}
+		return
+	}
+	for _, e := range out.Errors {
+		for _, i := range at[aws.ToString(e.Key)] {
+			errs[i] = deleteObjectsError(items[i], e)
+		}
+	}
+}
+
+// deleteObjectsError translates DeleteObjects' answer for one key.
+func deleteObjectsError(it store.DeleteItem, e types.Error) error {
+	code := aws.ToString(e.Code)
+	var sentinel error
+	switch code {
+	case "NoSuchKey", "NotFound":
+		if it.Cond.IfMatch == "" {
+			return nil // as Delete: deleting a missing key is no error
+		}
+		sentinel = store.ErrNotFound
+	case "PreconditionFailed", "ConditionalRequestConflict", "OperationAborted":
+		sentinel = store.ErrPreconditionFailed
+	case "ObjectParentIsFile", "ExistingObjectIsDirectory":
+		sentinel = store.ErrInvalidKey
+	}
+	err := fmt.Errorf("%s: %s", code, aws.ToString(e.Message))
+	if sentinel == nil {
+		return fmt.Errorf("s3store: delete %q: %w", it.Key, err)
+	}
+	return fmt.Errorf("s3store: delete %q: %w: %w", it.Key, sentinel, err)
+}
+
+// bulkProbe remembers what probeDeleteObjects found.
+type bulkProbe struct {
+	mu          sync.Mutex
+	done        bool
+	conditional bool
+}
+
+// BulkDelete implements store.MultiDeleter: DeleteObjects sends 1,000
+// keys a request; whether it sends conditional items in bulk is found out
+// once per store, by probing the server (probeDeleteObjects). A probe that
+// fails is tried again next time, and meanwhile conditional items go one
+// by one.
+func (s *Store) BulkDelete(ctx context.Context) (bulk, conditional bool) {
+	s.probe.mu.Lock()
+	defer s.probe.mu.Unlock()
+	if !s.probe.done {
+		c, err := s.probeDeleteObjects(ctx)
+		if err != nil {
+			s.logger.Warn("s3store: could not find out whether the server checks the ETags of a DeleteObjects", "store", s.String(), "err", err)
+			return true, false
+		}
+		s.probe.done, s.probe.conditional = true, c
+	}
+	return true, s.probe.conditional
+}
+
+// probeKeyStem is where probeDeleteObjects puts the object it deletes.
+const probeKeyStem = ".dhsi-probe/delete-objects-"
+
+// probeDeleteObjects asks the server whether it checks the per-key ETag of
+// a DeleteObjects (AWS S3 does; versitygw v1.8.0 deletes regardless): it
+// puts an object of its own and asks to delete it with a wrong ETag. An
+// object a process killed meanwhile leaves under .dhsi-probe/ is garbage.
+func (s *Store) probeDeleteObjects(ctx context.Context) (bool, error) {
+	b := make([]byte, 8)
+	rand.Read(b)
+	key := probeKeyStem + hex.EncodeToString(b)
+	a, err := s.Put(ctx, key, strings.NewReader("probe"), store.Cond{})
+	if err != nil {
+		return false, err
+	}
+	wrong := store.ETag(`"00000000000000000000000000000000"`)
+	if a.ETag == wrong {
+		wrong = `"11111111111111111111111111111111"`
+	}
+	errs := make([]error, 1)
+	s.deleteObjects(ctx, []store.DeleteItem{{Key: key, Cond: store.Cond{IfMatch: wrong}}}, []int{0}, errs)
+	_, herr := s.Head(ctx, key)
+	switch {
+	case errors.Is(herr, store.ErrNotFound):
+		return false, nil // deleted against a wrong ETag
+	case herr != nil:
+		return false, herr
+	}
+	if err := s.Delete(ctx, key, store.Cond{}); err != nil {
+		return false, err
+	}
+	if !errors.Is(errs[0], store.ErrPreconditionFailed) {
+		// kept, but not refused as the contract says: not to be trusted
+		s.logger.Warn("s3store: a DeleteObjects with a wrong ETag kept the object but answered otherwise than PreconditionFailed; conditional deletes go one by one", "store", s.String(), "answer", errs[0])
+		return false, nil
+	}
+	return true, nil
 }
 
 // List implements store.Store.

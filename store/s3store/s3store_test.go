@@ -2,7 +2,9 @@ package s3store
 
 import (
 	"bytes"
+	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -10,7 +12,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -277,5 +281,137 @@ func TestConfigDefaultsAndValidate(t *testing.T) {
 	}
 	if got := (Config{Bucket: "b", Prefix: "/p"}).Defaults().Prefix; got != "p/" {
 		t.Errorf("Defaults().Prefix = %q, want %q", got, "p/")
+	}
+}
+
+// TestDeleteManyOnVersityGW: versitygw v1.8.0 deletes the keys of a
+// DeleteObjects whatever their ETag elements say; the store finds that out
+// with its probe, sends conditional items one by one, and leaves no probe
+// object behind.
+func TestDeleteManyOnVersityGW(t *testing.T) {
+	gw := startServer(t)
+	s := open(t, gw.config(t))
+	if bulk, conditional := s.BulkDelete(t.Context()); !bulk || conditional {
+		t.Errorf("BulkDelete on versitygw = %v, %v; want true, false (it ignores the ETags of a DeleteObjects)", bulk, conditional)
+	}
+	var left []string
+	s.List(t.Context(), "", func(a store.Attrs) error { left = append(left, a.Key); return nil })
+	if len(left) != 0 {
+		t.Errorf("the probe left %q", left)
+	}
+	before := s.Requests()
+	a, _ := s.Put(t.Context(), "x/a", strings.NewReader("a"), store.Cond{})
+	s.Put(t.Context(), "x/b", strings.NewReader("b"), store.Cond{})
+	s.Put(t.Context(), "x/c", strings.NewReader("c"), store.Cond{})
+	errs := store.DeleteMany(t.Context(), s, []store.DeleteItem{{Key: "x/a", Cond: store.Cond{IfMatch: a.ETag}}, {Key: "x/b"}, {Key: "x/c"}})
+	if errors.Join(errs...) != nil {
+		t.Fatal(errs)
+	}
+	after := s.Requests()
+	if n := after["DeleteObjects"] - before["DeleteObjects"]; n != 1 {
+		t.Errorf("%d DeleteObjects for two unconditional keys, want 1", n)
+	}
+	if n := after["DeleteObject"] - before["DeleteObject"]; n != 1 {
+		t.Errorf("%d DeleteObject for one conditional key, want 1", n)
+	}
+}
+
+// TestDeleteManyReadsEachKeysAnswer: against a server that checks the
+// ETags of a DeleteObjects, as AWS S3 does, each key's <Error> reaches its
+// item: PreconditionFailed and a 409 race are failed preconditions,
+// NoSuchKey is not found for a conditional item and done for another, any
+// other code fails that item alone; the keys carry the store's prefix on
+// the wire and not in the answers.
+func TestDeleteManyReadsEachKeysAnswer(t *testing.T) {
+	var mu sync.Mutex
+	var sentETags []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodHead && r.URL.Path == "/bkt":
+		case r.Method == http.MethodPut:
+			w.Header().Set("ETag", `"probe"`)
+		case r.Method == http.MethodHead:
+			w.Header().Set("ETag", `"probe"`)
+			w.Header().Set("Content-Length", "5")
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusNoContent)
+		case r.Method == http.MethodPost && r.URL.Query().Has("delete"):
+			var req struct {
+				Objects []struct {
+					Key  string
+					ETag string
+				} `xml:"Object"`
+			}
+			body, _ := io.ReadAll(r.Body)
+			if err := xml.Unmarshal(body, &req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			var out strings.Builder
+			out.WriteString(`<?xml version="1.0" encoding="UTF-8"?><DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
+			for _, o := range req.Objects {
+				code := ""
+				switch {
+				case strings.HasPrefix(o.Key, "pre/.dhsi-probe/"):
+					code = "PreconditionFailed" // an ETag-checking server
+				case strings.HasSuffix(o.Key, "/pf"):
+					code = "PreconditionFailed"
+				case strings.HasSuffix(o.Key, "/race"):
+					code = "ConditionalRequestConflict"
+				case strings.HasSuffix(o.Key, "/nsk"), strings.HasSuffix(o.Key, "/nsk-cond"):
+					code = "NoSuchKey"
+				case strings.HasSuffix(o.Key, "/denied"):
+					code = "AccessDenied"
+				}
+				if !strings.HasPrefix(o.Key, "pre/.dhsi-probe/") {
+					mu.Lock()
+					sentETags = append(sentETags, o.Key+"="+o.ETag)
+					mu.Unlock()
+				}
+				if code != "" {
+					fmt.Fprintf(&out, "<Error><Key>%s</Key><Code>%s</Code><Message>m</Message></Error>", o.Key, code)
+				}
+			}
+			out.WriteString(`</DeleteResult>`)
+			w.Header().Set("Content-Type", "application/xml")
+			io.WriteString(w, out.String())
+		default:
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.String(), http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := open(t, Config{Bucket: "bkt", Prefix: "pre", Endpoint: srv.URL, AccessKeyID: "k", SecretAccessKey: "s", Region: "us-east-1"}.Defaults())
+	if bulk, conditional := s.BulkDelete(t.Context()); !bulk || !conditional {
+		t.Fatalf("BulkDelete = %v, %v; want true, true from a server that refuses a wrong ETag", bulk, conditional)
+	}
+	items := []store.DeleteItem{
+		{Key: "k/ok", Cond: store.Cond{IfMatch: `"e1"`}},
+		{Key: "k/pf", Cond: store.Cond{IfMatch: `"e2"`}},
+		{Key: "k/race", Cond: store.Cond{IfMatch: `"e3"`}},
+		{Key: "k/nsk"},
+		{Key: "k/nsk-cond", Cond: store.Cond{IfMatch: `"e4"`}},
+		{Key: "k/denied"},
+		{Key: "k/plain"},
+	}
+	errs := s.DeleteMany(t.Context(), items)
+	for i, want := range []error{nil, store.ErrPreconditionFailed, store.ErrPreconditionFailed, nil, store.ErrNotFound, errors.New("other"), nil} {
+		switch {
+		case want == nil && errs[i] != nil:
+			t.Errorf("%s: %v, want nil", items[i].Key, errs[i])
+		case want != nil && errs[i] == nil:
+			t.Errorf("%s: nil, want an error", items[i].Key)
+		case want == store.ErrPreconditionFailed || want == store.ErrNotFound:
+			if !errors.Is(errs[i], want) {
+				t.Errorf("%s: %v, want %v", items[i].Key, errs[i], want)
+			}
+		case want != nil:
+			if errors.Is(errs[i], store.ErrPreconditionFailed) || errors.Is(errs[i], store.ErrNotFound) || !strings.Contains(errs[i].Error(), "AccessDenied") {
+				t.Errorf("%s: %v, want the server's AccessDenied and no sentinel", items[i].Key, errs[i])
+			}
+		}
+	}
+	want := []string{`pre/k/ok="e1"`, `pre/k/pf="e2"`, `pre/k/race="e3"`, `pre/k/nsk=`, `pre/k/nsk-cond="e4"`, `pre/k/denied=`, `pre/k/plain=`}
+	if !slices.Equal(sentETags, want) {
+		t.Errorf("sent %q, want %q in one request", sentETags, want)
 	}
 }

@@ -60,6 +60,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Delete with a matching IfMatch removes the object", testDeleteIfMatch},
 		{"Delete with a stale IfMatch returns ErrPreconditionFailed and changes nothing", testDeleteStale},
 		{"Delete with IfMatch on a missing key returns ErrNotFound", testDeleteIfMatchMissing},
+		{"DeleteMany deletes each item with its condition and answers each alone", testDeleteMany},
+		{"DeleteMany deletes more keys than one S3 request takes", testDeleteManyMany},
 		{"List visits keys in ascending byte order", testListOrder},
 		{"List with a prefix visits exactly the keys that start with it", testListPrefix},
 		{"List paginates past 1000 objects", testListMany},
@@ -656,6 +658,85 @@ func testDeleteIfMatchMissing(t *testing.T, s store.Store) {
 	del(t, s, "k", store.Cond{})
 	err = s.Delete(ctx, "k", store.Cond{IfMatch: a.ETag})
 	wantErr(t, "Delete(IfMatch) of a deleted key", err, store.ErrNotFound)
+}
+
+// testDeleteMany: a compaction retires many inbox objects at once
+// (store.DeleteMany), each under its own condition.
+func testDeleteMany(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := put(t, s, "d/a", "a", store.Cond{})
+	b := put(t, s, "d/b", "b", store.Cond{})
+	stale := put(t, s, "d/stale", "v1", store.Cond{})
+	fresh := put(t, s, "d/stale", "v2", store.Cond{})
+	put(t, s, "d/keep", "k", store.Cond{})
+	items := []store.DeleteItem{
+		{Key: "d/a"}, // 0: deleted
+		{Key: "d/b", Cond: store.Cond{IfMatch: b.ETag}},         // 1: deleted
+		{Key: "d/stale", Cond: store.Cond{IfMatch: stale.ETag}}, // 2: refused, kept
+		{Key: "d/never"}, // 3: no error
+		{Key: "d/never2", Cond: store.Cond{IfMatch: a.ETag}}, // 4: ErrNotFound or done
+		{Key: "/bad"}, // 5: ErrInvalidKey
+		{Key: "d/keep", Cond: store.Cond{IfNoneMatch: true}}, // 6: malformed, kept
+	}
+	errs := store.DeleteMany(ctx, s, items)
+	if len(errs) != len(items) {
+		t.Fatalf("DeleteMany returned %d errors for %d items", len(errs), len(items))
+	}
+	for _, i := range []int{0, 1, 3} {
+		if errs[i] != nil {
+			t.Errorf("item %d (%s): %v", i, items[i].Key, errs[i])
+		}
+	}
+	wantErr(t, "DeleteMany with a stale IfMatch", errs[2], store.ErrPreconditionFailed)
+	if errs[4] != nil {
+		wantErr(t, "DeleteMany with IfMatch of a missing key", errs[4], store.ErrNotFound)
+	}
+	wantErr(t, "DeleteMany of an invalid key", errs[5], store.ErrInvalidKey)
+	if errs[6] == nil {
+		t.Errorf("DeleteMany with IfNoneMatch: no error")
+	}
+	wantMissing(t, s, "d/a")
+	wantMissing(t, s, "d/b")
+	wantUnchanged(t, s, "d/stale", "v2", fresh)
+	if keys := listKeys(t, s, ""); !slices.Equal(keys, []string{"d/keep", "d/stale"}) {
+		t.Errorf("List after DeleteMany = %q, want d/keep and d/stale", keys)
+	}
+	if errs := store.DeleteMany(ctx, s, nil); len(errs) != 0 {
+		t.Errorf("DeleteMany of nothing = %v", errs)
+	}
+}
+
+// testDeleteManyMany: S3 takes 1,000 keys a request; the answers of the
+// later requests reach the right items.
+func testDeleteManyMany(t *testing.T, s store.Store) {
+	var keys []string
+	for i := 0; i < 1010; i++ {
+		keys = append(keys, fmt.Sprintf("m/%04d", i))
+	}
+	parallelPut(t, s, keys)
+	stale := put(t, s, "m/1005", "v1", store.Cond{})
+	fresh := put(t, s, "m/1005", "v2", store.Cond{})
+	cur, err := s.Head(t.Context(), "m/1003")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]store.DeleteItem, len(keys))
+	for i, k := range keys {
+		items[i].Key = k
+	}
+	items[1003].Cond.IfMatch = cur.ETag
+	items[1005].Cond.IfMatch = stale.ETag
+	for i, err := range store.DeleteMany(t.Context(), s, items) {
+		if i == 1005 {
+			wantErr(t, "DeleteMany item 1005 with a stale IfMatch", err, store.ErrPreconditionFailed)
+		} else if err != nil {
+			t.Errorf("item %d: %v", i, err)
+		}
+	}
+	if got := listKeys(t, s, "m/"); !slices.Equal(got, []string{"m/1005"}) {
+		t.Errorf("List after DeleteMany = %d keys (%.5q…), want only m/1005", len(got), got)
+	}
+	wantUnchanged(t, s, "m/1005", "v2", fresh)
 }
 
 func testListFrom(t *testing.T, s store.Store) {
