@@ -374,13 +374,13 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 			}
 		default:
 			tables = append(tables, f.t)
-			used = append(used, merged{inbox[i].Key, f.etag, f.batch})
+			used = append(used, merged{key: inbox[i].Key, etag: f.etag, batch: f.batch})
 		}
 	}
 	// tombstones hold no records: they go under this lock whatever else
 	// happens, so a crash between marking and deleting is repaired here;
 	// the tombstones this compaction makes below join them, and all go
-	// together (deleteTombstones), after one check of the lock
+	// together (deleteTombstones), after one more check of the lock
 	defer func() {
 		if len(tombs) == 0 || res.Status == StatusConflict || !c.stillHeld(ctx, lk) {
 			return
@@ -483,7 +483,7 @@ func (c *Compiler) compact(ctx context.Context, id string, inbox []store.Attrs) 
 		m := used[fence[j]]
 		a, err := c.st.Put(ctx, m.key, bytes.NewReader(nil), store.Cond{IfMatch: m.etag})
 		if err == nil {
-			made[j] = merged{key: m.key, etag: a.ETag}
+			made[j] = merged{key: m.key, etag: a.ETag, made: true}
 		}
 		retired(fence[j], err)
 	})
@@ -570,6 +570,7 @@ type merged struct {
 	key   string
 	etag  store.ETag
 	batch bool // a batch object: written once, deleted directly (I3)
+	made  bool // a tombstone this compaction made (deleteTombstones)
 }
 
 // deleteTombstone removes one tombstone that a writer saw before it took
@@ -584,14 +585,24 @@ func (c *Compiler) deleteTombstone(ctx context.Context, key string, etag store.E
 	}
 }
 
-// deleteTombstones removes tombstones that this compaction read or made
-// under the shard's lock, which it still holds (I3): no DHSI writer
-// writes over them meanwhile, so they may go without a condition
-// (raceFreeCond). A failure leaves a tombstone for the next compaction.
+// deleteTombstones removes tombstones under the shard's lock, which the
+// caller still holds (I3). Those this compaction made may go without a
+// condition (raceFreeCond): no DHSI writer writes over them, and a
+// compaction that lost this lock to us can no longer retire their key
+// (its tombstone put fails: the ETag is ours). A tombstone found is
+// deleted with Delete(IfMatch): the compaction that left it may yet
+// delete it after a stall past the lock's TTL, and a writer then put a
+// new object on the key. Found ones are rare (a crash); they cost a
+// request or two each. A failure leaves a tombstone for the next
+// compaction.
 func (c *Compiler) deleteTombstones(ctx context.Context, tombs []merged) {
 	items := make([]store.DeleteItem, len(tombs))
 	for i, m := range tombs {
-		items[i] = store.DeleteItem{Key: m.key, Cond: c.raceFreeCond(ctx, m.etag)}
+		cond := store.Cond{IfMatch: m.etag}
+		if m.made {
+			cond = c.raceFreeCond(ctx, m.etag)
+		}
+		items[i] = store.DeleteItem{Key: m.key, Cond: cond}
 	}
 	for i, err := range store.DeleteMany(ctx, c.st, items) {
 		if err != nil && !errors.Is(err, store.ErrPreconditionFailed) && !errors.Is(err, store.ErrNotFound) {
@@ -601,8 +612,8 @@ func (c *Compiler) deleteTombstones(ctx context.Context, tombs []merged) {
 }
 
 // raceFreeCond is the condition of the delete of a key that no DHSI writer
-// writes while it is deleted: a tombstone read or made under its shard's
-// lock, still held (I3), a batch object (BatchKey). Such a delete races with no put, so its
+// writes while it is deleted: a tombstone made under its shard's lock,
+// still held (I3), a batch object (BatchKey). Such a delete races with no put, so its
 // condition only guards against a writer outside DHSI's protocol. It is
 // IfMatch etag, unless the store's bulk delete sends conditional deletes
 // one by one (versitygw v1.8.0 ignores the ETags of a DeleteObjects): there

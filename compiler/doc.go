@@ -24,11 +24,11 @@
 //	    version that was merged: Put(object, empty, IfMatch: the merged
 //	    ETag) turns it into a tombstone, then Delete(IfMatch: the
 //	    tombstone's ETag) removes it, both under the shard's lock, checked
-//	    just before; a compaction deletes its tombstones together, in bulk
-//	    (store.DeleteMany), and where the store's bulk delete would send
-//	    conditional deletes one by one (versitygw) without the IfMatch,
-//	    which guards only against writers outside this protocol
-//	    (raceFreeCond). A version rewritten meanwhile fails the IfMatch of
+//	    just before; a compaction deletes the tombstones it made together,
+//	    in bulk (store.DeleteMany), and where the store's bulk delete would
+//	    send conditional deletes one by one (versitygw) without the
+//	    IfMatch, which then guards only against writers outside this
+//	    protocol (raceFreeCond); a tombstone it found keeps its IfMatch. A version rewritten meanwhile fails the IfMatch of
 //	    the tombstone's put and survives for the next compaction. DHSI writers (WriteInbox) never
 //	    write over a tombstone: they wait for it to go, or delete one that
 //	    outlived its compaction under the domain's shard lock at every width
