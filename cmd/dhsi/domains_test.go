@@ -534,25 +534,7 @@ func TestDomainLookupsAgreeWithTheScan(t *testing.T) {
 	if err := c.QueryRow(ctx, "EXPLAIN SELECT * FROM domains WHERE domain = $1", "look1.example").Scan(new(string), &plan); err != nil || !strings.Contains(plan, "DHSI_DOMAIN_LOOKUP") {
 		t.Fatalf("the lookup is not answered by domain_record: %v\n%s", err, plan)
 	}
-	collect := func(q string, args ...any) string {
-		t.Helper()
-		rows, err := c.Query(ctx, q, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		var out []string
-		for rows.Next() {
-			v, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprint(v...))
-		}
-		if rows.Err() != nil {
-			t.Fatalf("%s: %v", q, rows.Err())
-		}
-		return strings.Join(out, "\n")
-	}
+	collect := func(q string, args ...any) string { t.Helper(); return rowsText(t, c, q, args...) }
 	// the first two are answered natively (records.NativeLookup), the
 	// rest by DuckDB over domain_record
 	shapes := []struct{ lookup, scan string }{

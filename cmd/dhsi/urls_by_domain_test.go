@@ -44,25 +44,7 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 	}
 	cn := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms"))
 	domains := distinctDomains(t, cn)
-	answer := func(q string, args ...any) string {
-		t.Helper()
-		rows, err := cn.Query(ctx, q, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		var out []string
-		for rows.Next() {
-			v, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprint(v...))
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return strings.Join(out, "\n")
-	}
+	answer := func(q string, args ...any) string { t.Helper(); return rowsText(t, cn, q, args...) }
 	// the plan names the function: the filter is answered from the postings
 	var plan strings.Builder
 	rows, err := cn.Query(ctx, "EXPLAIN SELECT url FROM urls WHERE domain = $1", domains[0])
@@ -211,4 +193,26 @@ func distinctDomains(t *testing.T, cn *pgx.Conn) []string {
 		t.Fatalf("%d domains: %v", len(domains), rows.Err())
 	}
 	return domains
+}
+
+// rowsText runs q and returns its rows, one line each, the values of a row
+// printed by fmt.Sprint; the test fails on an error.
+func rowsText(t *testing.T, c *pgx.Conn, q string, args ...any) string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	var out []string
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(v...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return strings.Join(out, "\n")
 }
