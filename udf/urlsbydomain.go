@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,16 +68,17 @@ func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo,
 	if narrow {
 		args = append(args, t(duckdb.TYPE_INTEGER))
 	}
+	lakeCols := make([]duckdb.ColumnInfo, len(urlsViewColumns))
+	for i, c := range urlsViewColumns {
+		lakeCols[i] = duckdb.ColumnInfo{Name: c.name, T: t(c.typ)}
+	}
 	return duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: args},
 		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			// the view's columns as the server last made it: the lake's,
 			// then its kept fields (bound per statement, so a new view's
 			// columns reach the next statement)
-			cols := make([]duckdb.ColumnInfo, 0, len(urlsViewColumns)+8)
-			for _, c := range urlsViewColumns {
-				cols = append(cols, duckdb.ColumnInfo{Name: c.name, T: t(c.typ)})
-			}
+			cols := slices.Clip(lakeCols)
 			var extra []ViewColumn
 			if f.URLsViewExtra != nil {
 				extra = f.URLsViewExtra()
