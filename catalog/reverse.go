@@ -14,7 +14,6 @@ import (
 
 	"github.com/dhsi/dhsi/index/dsdr"
 	"github.com/dhsi/dhsi/index/dtdr"
-	"github.com/dhsi/dhsi/index/postings"
 	"github.com/dhsi/dhsi/store"
 )
 
@@ -184,13 +183,6 @@ func (s *Snapshot) DomainName(id uint32) (string, error) {
 // URLCount returns the exact number of URLs of domain in dataset datasetID
 // (0: none), from the postings, as domain_datasets counts them.
 func (s *Snapshot) URLCount(domain string, datasetID uint32) (uint64, error) {
-	if s.empty || len(s.shards) == 0 {
-		return 0, nil
-	}
-	k := DomainKey(domain)
-	e, ok, err := s.shards[postings.ShardOf(k, uint32(len(s.shards)))].Lookup(k, datasetID)
-	if err != nil || !ok {
-		return 0, err
-	}
-	return e.URLCount, nil
+	e, _, _, err := s.entry(domain, datasetID, false)
+	return e.URLCount, err
 }

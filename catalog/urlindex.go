@@ -296,17 +296,8 @@ func (s *Snapshot) domainURLs(ctx context.Context, domain string, datasetID uint
 	if limit > MaxPageSize {
 		return nil, nil, 0, fmt.Errorf("limit %d is above the page-size cap of %d", limit, MaxPageSize)
 	}
-	if s.empty || len(s.shards) == 0 {
-		return nil, nil, 0, nil
-	}
-	k := DomainKey(domain)
-	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
-	e, ok, err := r.Lookup(k, datasetID)
+	e, spans, ok, err := s.entry(domain, datasetID, true)
 	if err != nil || !ok {
-		return nil, nil, 0, err
-	}
-	spans, err := r.Payload(e)
-	if err != nil {
 		return nil, nil, 0, err
 	}
 	window, skip := spans.Window(uint64(offset), uint64(limit))
@@ -344,6 +335,21 @@ func (s *Snapshot) domainURLs(ctx context.Context, domain string, datasetID uint
 	return rows, fields, e.URLCount, nil
 }
 
+// entry looks up the postings entry of (domain, dataset) and, with
+// payload, its spans; ok is false where there is none.
+func (s *Snapshot) entry(domain string, datasetID uint32, payload bool) (e postings.Entry, spans postings.Spans, ok bool, err error) {
+	if s.empty || len(s.shards) == 0 {
+		return e, nil, false, nil
+	}
+	k := DomainKey(domain)
+	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
+	if e, ok, err = r.Lookup(k, datasetID); err != nil || !ok || !payload {
+		return e, nil, ok, err
+	}
+	spans, err = r.Payload(e)
+	return e, spans, err == nil, err
+}
+
 // LakeRun is one run of a domain's rows in the lake: the rows of one row
 // group of one file that hold the domain (one postings span).
 type LakeRun struct {
@@ -363,17 +369,8 @@ func (r LakeRun) Rows() int { return int(r.span.Rows) }
 // domain and whose dataset_id is datasetID, found through the postings
 // instead of by scanning the lake (issue 17 §4). ReadLakeRun reads one.
 func (s *Snapshot) LakeRuns(domain string, datasetID uint32) ([]LakeRun, error) {
-	if s.empty || len(s.shards) == 0 {
-		return nil, nil
-	}
-	k := DomainKey(domain)
-	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
-	e, ok, err := r.Lookup(k, datasetID)
+	_, spans, ok, err := s.entry(domain, datasetID, true)
 	if err != nil || !ok {
-		return nil, err
-	}
-	spans, err := r.Payload(e)
-	if err != nil {
 		return nil, err
 	}
 	out := make([]LakeRun, 0, len(spans))
