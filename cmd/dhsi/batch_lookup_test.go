@@ -34,19 +34,7 @@ func TestDomainDatasetListJoins(t *testing.T) {
 	dir := t.TempDir()
 	ingestSampleDatasets(t, dir)
 	cn := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
-	var domains []string
-	rows, err := cn.Query(ctx, "SELECT DISTINCT etld1(url) FROM urls ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			t.Fatal(err)
-		}
-		domains = append(domains, d)
-	}
-	rows.Close()
+	domains := queryStrings(t, cn, "SELECT DISTINCT etld1(url) FROM urls ORDER BY 1")
 	if len(domains) < 3 {
 		t.Fatalf("%d domains in the index", len(domains))
 	}
@@ -85,7 +73,7 @@ func TestDomainDatasetListJoins(t *testing.T) {
 	if err := cn.QueryRow(ctx, "SELECT count(*) FROM ("+join+")").Scan(&first); err != nil {
 		t.Fatalf("the same statement again: %v", err)
 	}
-	rows, err = cn.Query(ctx, join)
+	rows, err := cn.Query(ctx, join)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,15 +43,9 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 	native := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms"))
 	duck := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--no-native"))
 
-	var domains []string
-	rows, _ := native.Query(ctx, "SELECT DISTINCT etld1(url) FROM urls ORDER BY 1")
-	for rows.Next() {
-		var d string
-		rows.Scan(&d)
-		domains = append(domains, d)
-	}
-	if rows.Err() != nil || len(domains) < 3 {
-		t.Fatalf("%d domains: %v", len(domains), rows.Err())
+	domains := queryStrings(t, native, "SELECT DISTINCT etld1(url) FROM urls ORDER BY 1")
+	if len(domains) < 3 {
+		t.Fatalf("%d domains", len(domains))
 	}
 	answer := func(c *pgx.Conn, q string, args []any, ordered bool) string {
 		t.Helper()

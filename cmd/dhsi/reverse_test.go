@@ -32,22 +32,10 @@ type membership map[int32]map[string]int64
 func bruteForceMembership(t *testing.T, c *pgx.Conn) (membership, []int32) {
 	t.Helper()
 	ctx := context.Background()
-	var domains []string
-	rows, err := c.Query(ctx, "SELECT DISTINCT etld1(url) FROM urls WHERE etld1(url) IS NOT NULL ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			t.Fatal(err)
-		}
-		domains = append(domains, d)
-	}
-	rows.Close()
+	domains := queryStrings(t, c, "SELECT DISTINCT etld1(url) FROM urls WHERE etld1(url) IS NOT NULL ORDER BY 1")
 	m := membership{}
 	var ids []int32
-	rows, err = c.Query(ctx, "SELECT dataset_id FROM datasets ORDER BY 1")
+	rows, err := c.Query(ctx, "SELECT dataset_id FROM datasets ORDER BY 1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,23 +140,36 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 }
 
 // distinctDomains are the registered domains of every URL the server
-// holds.
+// holds (at least 3, or the test fails).
 func distinctDomains(t *testing.T, cn *pgx.Conn) []string {
 	t.Helper()
-	var domains []string
-	rows, err := cn.Query(context.Background(), "SELECT DISTINCT domain FROM urls ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var d string
-		rows.Scan(&d)
-		domains = append(domains, d)
-	}
-	if rows.Err() != nil || len(domains) < 3 {
-		t.Fatalf("%d domains: %v", len(domains), rows.Err())
+	domains := queryStrings(t, cn, "SELECT DISTINCT domain FROM urls ORDER BY 1")
+	if len(domains) < 3 {
+		t.Fatalf("%d domains", len(domains))
 	}
 	return domains
+}
+
+// queryStrings runs q and returns its first column as strings; the test
+// fails on an error.
+func queryStrings(t *testing.T, c *pgx.Conn, q string, args ...any) []string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
 }
 
 // rowsText runs q and returns its rows, one line each, the values of a row
