@@ -127,16 +127,7 @@ func TestKeptFieldsOverSQL(t *testing.T) {
 	}
 
 	want := readCDXJCaptures(t, cdxj)
-	var domains []string
-	rows, err := native.Query(ctx, "SELECT DISTINCT domain FROM urls WHERE dataset_id = $1 ORDER BY 1", ccID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var d string
-		rows.Scan(&d)
-		domains = append(domains, d)
-	}
+	domains := queryStrings(t, native, "SELECT DISTINCT domain FROM urls WHERE dataset_id = $1 ORDER BY 1", ccID)
 	if len(domains) == 0 {
 		t.Fatal("no domain in dataset cc")
 	}
@@ -231,16 +222,7 @@ https://shop.example/c <nil> {"score":7,"seen":"2024-02-03T00:00:00Z"}`
 	if got != wantView {
 		t.Fatalf("urls view over the CSV:\n%s\nwant\n%s", got, wantView)
 	}
-	var types []string
-	rows, err = native.Query(ctx, "SELECT column_name || ' ' || data_type FROM information_schema.columns WHERE table_name = 'urls' ORDER BY ordinal_position")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var s string
-		rows.Scan(&s)
-		types = append(types, s)
-	}
+	types := queryStrings(t, native, "SELECT column_name || ' ' || data_type FROM information_schema.columns WHERE table_name = 'urls' ORDER BY ordinal_position")
 	sort.Strings(types)
 	t.Logf("urls view: %s", strings.Join(types, ", "))
 }
