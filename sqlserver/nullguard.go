@@ -29,9 +29,11 @@ const nullArgMessage = "does not take NULL arguments"
 //
 // The functions of point lookups (Config.PointLookups) stand for "WHERE
 // column = value", which keeps no row for a NULL value: each of their
-// arguments, $n included, becomes coalesce((arg), ”) instead, and ” is no
-// domain. Bind's check of $n (nullUnsafeArgs) runs on the statement as the
-// client wrote it, where the lookup's $n is no function argument.
+// arguments, $n included, becomes coalesce((arg), none) instead, none being
+// the empty string for the first (the key: no domain is empty) and -1 for
+// the others (dataset ids: none is negative). Bind's check of $n
+// (nullUnsafeArgs) runs on the statement as the client wrote it, where the
+// lookup's $n is no function argument.
 func guardNullArgs(toks []pgsql.Token, funcs, lookups []string) []pgsql.Token {
 	var out []pgsql.Token
 	copied := 0 // toks[:copied] are in out
