@@ -420,10 +420,12 @@ var lakeColumns = map[string]bool{"url": true, "raw": true, "raw_edit": true, "t
 var keptPhysical = map[string]string{catalog.TypeInt32: "INT32", catalog.TypeInt64: "INT64", catalog.TypeTimestamp: "INT64",
 	catalog.TypeDouble: "DOUBLE", catalog.TypeBool: "BOOLEAN", catalog.TypeString: "BYTE_ARRAY"}
 
-// lakeRows checks the rules of a layout-4 file's rows that its columns
-// alone do not show (V4; docs/format/lake.md L5, L6): every raw_edit
-// decodes against its url to a raw URL other than url, and no row has
-// both ts and ts_seconds. Files of older layouts have neither column.
+// lakeRows checks a lake file's columns and the rules of a layout-4
+// file's rows that its columns alone do not show (V4; docs/format/lake.md
+// L5, L6, "Kept fields"): every column besides the lake's own is a kept
+// field of its dataset, of that field's Parquet type; every raw_edit
+// decodes against its url to a raw URL other than url; no row has both ts
+// and ts_seconds. Files of older layouts have neither of the last two.
 func (r *run) lakeRows(db *sql.DB, key, lit string, kept []catalog.Column) {
 	cols := map[string]bool{}
 	rows, err := db.QueryContext(r.ctx, "SELECT name, coalesce(type, '') FROM parquet_schema("+lit+") WHERE num_children IS NULL OR num_children = 0")
