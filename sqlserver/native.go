@@ -35,6 +35,12 @@ type NativeFunction struct {
 	// an allocation each. Run must answer alike; NativeValues builds Run's
 	// rows from these.
 	Rows func(ctx context.Context, args []any) (NativeRows, error)
+	// RowsUsing, when set, is Rows told which columns the statement reads
+	// (used[i] for Columns[i]; selected, filtered or sorted on): the
+	// server never asks for a cell of another, so the function may leave
+	// those unread (the urls view's kept fields, decoded apart). The
+	// server calls it before Rows.
+	RowsUsing func(ctx context.Context, args []any, used []bool) (NativeRows, error)
 	// Stale, when set and true, says Columns no longer describe what the
 	// function answers (domain_record after datapackage.json's fields
 	// changed): statements prepared from then on go through DuckDB until
@@ -60,6 +66,8 @@ type nativeCall struct {
 	enc []nativeEnc
 	// sel: WHERE, ORDER BY, LIMIT and OFFSET, answered in Go (nil: none)
 	sel *nativeSelect
+	// used: the columns the statement reads (NativeFunction.RowsUsing)
+	used []bool
 }
 
 type projected struct {
@@ -165,7 +173,19 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj, sel: sel}, nil
+	nc := &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj, sel: sel, used: make([]bool, len(fn.Columns))}
+	for _, p := range nc.columns() {
+		nc.used[p.col] = true
+	}
+	if sel != nil {
+		for _, c := range sel.where {
+			nc.used[c.col] = true
+		}
+		for _, o := range sel.order {
+			nc.used[o.col] = true
+		}
+	}
+	return nc, nil
 }
 
 // matchProjection matches a select list of "*" or plain column names of
@@ -344,8 +364,14 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		case args == nil && len(p.native.args) > 0:
 			done() // a NULL argument of a NullMeansNoRows function: no row
 			pt.native = [][]any{}
-		case p.native.fn.Rows != nil:
-			rows, err := p.native.fn.Rows(qctx, args)
+		case p.native.fn.RowsUsing != nil || p.native.fn.Rows != nil:
+			var rows NativeRows
+			var err error
+			if p.native.fn.RowsUsing != nil {
+				rows, err = p.native.fn.RowsUsing(qctx, args, p.native.used)
+			} else {
+				rows, err = p.native.fn.Rows(qctx, args)
+			}
 			done()
 			if err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/jeroenrinzema/psql-wire/codes"
@@ -20,13 +21,21 @@ import (
 //
 // with c one of col op value (op = <> != < <= > >=; value an integer
 // literal for an integer column, a string literal for a VARCHAR one, or
-// $n) or col IS [NOT] NULL; col a column of the function, bare or
+// $n), col [NOT] LIKE pattern (a VARCHAR column; a string literal or $n;
+// no ESCAPE) or col IS [NOT] NULL; col a column of the function, bare or
 // qualified by the alias. Anything else goes to DuckDB. The semantics are
 // DuckDB's for these types: a comparison with NULL keeps no row; strings
-// compare byte by byte; ORDER BY puts NULLs last unless told otherwise
+// compare byte by byte; LIKE's % is any run of characters, _ one UTF-8
+// character, and a backslash is itself (DuckDB has no default escape,
+// unlike PostgreSQL); ORDER BY puts NULLs last unless told otherwise
 // (DuckDB's default_null_order), and rows equal in every key keep the
 // function's order. TestNativeSelectAgreesWithDuckDB holds the two paths
 // to the same answers.
+//
+// Rows that say they are sorted by a column (SortedRows) are not scanned
+// whole: conditions on that column bound the rows looked at by binary
+// search (keyset paging, url > $last, costs the page, not the domain), and
+// where no sort is needed the scan stops once LIMIT and OFFSET are met.
 type nativeSelect struct {
 	where         []nativeCond
 	order         []nativeOrder
@@ -94,11 +103,18 @@ func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string, proj [
 				c.op, i = "null", j+2
 			case t.Is("IS") && j+2 < len(toks) && toks[j+1].Is("NOT") && toks[j+2].Is("NULL"):
 				c.op, i = "not null", j+3
-			case t.Kind == pgsql.Op && (t.Text == "=" || t.Text == "<>" || t.Text == "!=" || t.Text == "<" || t.Text == "<=" || t.Text == ">" || t.Text == ">="):
-				if j+1 >= len(toks) {
+			case t.Kind == pgsql.Op && (t.Text == "=" || t.Text == "<>" || t.Text == "!=" || t.Text == "<" || t.Text == "<=" || t.Text == ">" || t.Text == ">=") ||
+				t.Is("LIKE") || t.Is("NOT") && j+1 < len(toks) && toks[j+1].Is("LIKE"):
+				c.op = strings.Replace(t.Text, "!=", "<>", 1)
+				switch {
+				case t.Is("LIKE"):
+					c.op = "like"
+				case t.Is("NOT"):
+					c.op, j = "not like", j+1
+				}
+				if j+1 >= len(toks) || strings.HasSuffix(c.op, "like") && c.colType != duckdb.TYPE_VARCHAR {
 					return nil, false, nil
 				}
-				c.op = strings.Replace(t.Text, "!=", "<>", 1)
 				v := toks[j+1]
 				switch {
 				case v.Kind == pgsql.Param:
@@ -233,6 +249,15 @@ func compareValue(v any, t duckdb.Type) (any, error) {
 	return nil, pgErrorf(codes.DatatypeMismatch, "a %T compared with an integer column", v)
 }
 
+// SortedRows are NativeRows that know their order: SortedBy(col) is true
+// when the rows' values of col are strictly ascending in byte order (or
+// numerically) with no NULL. nativeSelect then bounds its scan by the
+// conditions on col and skips a sort whose first key is col ascending.
+type SortedRows interface {
+	NativeRows
+	SortedBy(col int) bool
+}
+
 // apply filters, orders and cuts rows; params are the portal's converted
 // values for the $n the conditions use.
 func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type) (any, error)) (NativeRows, error) {
@@ -241,19 +266,38 @@ func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type
 		if c.op == "null" || c.op == "not null" {
 			continue
 		}
-		if c.val.param == 0 {
-			vals[k] = c.val.value
-			continue
+		v := c.val.value
+		if c.val.param != 0 {
+			var err error
+			if v, err = params(c.val.param, c.colType); err != nil {
+				return nil, err
+			}
 		}
-		v, err := params(c.val.param, c.colType)
-		if err != nil {
-			return nil, err
+		if v == nil {
+			return pickedRows{rows, nil}, nil // NULL keeps no row
 		}
-		vals[k] = v // nil: NULL, which keeps no row
+		if c.op == "like" || c.op == "not like" {
+			v = compileLike(v.(string))
+		}
+		vals[k] = v
 	}
-	idx := make([]int, 0, rows.Len())
+	// the rows to look at, and whether the function's order is the answer's
+	lo, hi := 0, rows.Len()
+	sorted, _ := rows.(SortedRows)
+	inOrder := len(sel.order) == 0
+	if sorted != nil {
+		if len(sel.order) > 0 && !sel.order[0].desc && sorted.SortedBy(sel.order[0].col) {
+			inOrder = true // strictly ascending: later keys never decide
+		}
+		lo, hi = sel.bounds(sorted, vals, lo, hi)
+	}
+	stopAt := -1 // rows enough, when no sort follows
+	if inOrder && sel.limit >= 0 {
+		stopAt = int(min(sel.limit+max(sel.offset, 0), int64(hi-lo)))
+	}
+	idx := make([]int, 0, min(hi-lo, max(stopAt, 16)))
 rows:
-	for r := range rows.Len() {
+	for r := lo; r < hi && len(idx) != stopAt; r++ {
 		for k, c := range sel.where {
 			cell := rows.Cell(r, c.col)
 			switch c.op {
@@ -268,8 +312,14 @@ rows:
 				}
 				continue
 			}
-			if cell.kind == nvNull || vals[k] == nil {
+			if cell.kind == nvNull {
 				continue rows
+			}
+			if m, ok := vals[k].(*likePattern); ok {
+				if m.match(cell.s) != (c.op == "like") {
+					continue rows
+				}
+				continue
 			}
 			cmp := compareCell(cell, vals[k])
 			if !(c.op == "=" && cmp == 0 || c.op == "<>" && cmp != 0 || c.op == "<" && cmp < 0 ||
@@ -279,7 +329,7 @@ rows:
 		}
 		idx = append(idx, r)
 	}
-	if len(sel.order) > 0 {
+	if !inOrder {
 		sort.SliceStable(idx, func(a, b int) bool {
 			for _, o := range sel.order {
 				x, y := rows.Cell(idx[a], o.col), rows.Cell(idx[b], o.col)
@@ -305,6 +355,106 @@ rows:
 		idx = idx[:sel.limit]
 	}
 	return pickedRows{rows, idx}, nil
+}
+
+// bounds narrows [lo, hi) to the rows of sorted that the conditions on a
+// column it is sorted by can keep: no row outside passes them.
+func (sel *nativeSelect) bounds(rows SortedRows, vals []any, lo, hi int) (int, int) {
+	for k, c := range sel.where {
+		if !rows.SortedBy(c.col) {
+			continue
+		}
+		// the first row whose value is at least (or, strict, above) v
+		from := func(v any, strict bool) int {
+			return lo + sort.Search(hi-lo, func(i int) bool {
+				cmp := compareCell(rows.Cell(lo+i, c.col), v)
+				return cmp > 0 || cmp == 0 && !strict
+			})
+		}
+		switch v := vals[k]; c.op {
+		case "=":
+			lo, hi = from(v, false), from(v, true)
+		case ">":
+			lo = from(v, true)
+		case ">=":
+			lo = from(v, false)
+		case "<":
+			hi = from(v, false)
+		case "<=":
+			hi = from(v, true)
+		case "like":
+			p := v.(*likePattern)
+			if p.prefix == "" {
+				continue
+			}
+			lo = from(p.prefix, false)
+			hi = lo + sort.Search(hi-lo, func(i int) bool {
+				s := rows.Cell(lo+i, c.col).s
+				return !strings.HasPrefix(s, p.prefix) // sorted: those with the prefix come first
+			})
+		}
+		if hi < lo {
+			hi = lo
+		}
+	}
+	return lo, hi
+}
+
+// likePattern is a LIKE pattern as DuckDB reads one without ESCAPE: %
+// any run of characters, _ one UTF-8 character, every other byte itself.
+type likePattern struct {
+	pattern string
+	prefix  string // the bytes every match starts with (before any wildcard)
+	// onlyPrefix: the pattern is prefix%, the shape of a URL prefix
+	onlyPrefix bool
+}
+
+func compileLike(p string) *likePattern {
+	l := &likePattern{pattern: p, prefix: p}
+	if i := strings.IndexAny(p, "%_"); i >= 0 {
+		l.prefix = p[:i]
+		l.onlyPrefix = p[i:] == "%"
+	}
+	return l
+}
+
+func (l *likePattern) match(s string) bool {
+	if l.onlyPrefix {
+		return strings.HasPrefix(s, l.prefix)
+	}
+	return likeMatch(s, l.pattern)
+}
+
+// likeMatch is the classic wildcard match: on a mismatch, the last % seen
+// takes one more character and the rest of the pattern is tried again
+// (taking more at an earlier % never helps once a later one matched).
+func likeMatch(s, p string) bool {
+	si, pi := 0, 0
+	star, starS := -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && p[pi] == '%':
+			star, starS = pi, si
+			pi++
+		case pi < len(p) && p[pi] == '_':
+			_, w := utf8.DecodeRuneInString(s[si:])
+			si += w
+			pi++
+		case pi < len(p) && p[pi] == s[si]:
+			si++
+			pi++
+		case star >= 0:
+			_, w := utf8.DecodeRuneInString(s[starS:])
+			starS += w
+			si, pi = starS, star+1
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '%' {
+		pi++
+	}
+	return pi == len(p)
 }
 
 // compareCell compares a non-NULL cell with a value compareValue made.

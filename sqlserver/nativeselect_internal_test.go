@@ -1,0 +1,145 @@
+package sqlserver
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// likeRegexp is LIKE as DuckDB reads it without ESCAPE, as a regular
+// expression: % any run of characters, _ one, every other byte itself.
+func likeRegexp(p string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString(`(?s)\A`)
+	for _, r := range p {
+		switch r {
+		case '%':
+			b.WriteString(".*")
+		case '_':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString(`\z`)
+	return regexp.MustCompile(b.String())
+}
+
+// TestLikeMatchesItsDefinition compares likeMatch with the regular
+// expression of each pattern over random strings of a small alphabet
+// (multi-byte characters and the wildcards themselves among them).
+func TestLikeMatchesItsDefinition(t *testing.T) {
+	alphabet := []string{"a", "b", "/", "%", "_", "é", "\\", "\n"}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	word := func(n int) string {
+		var b strings.Builder
+		for range rnd.IntN(n) {
+			b.WriteString(alphabet[rnd.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range 20000 {
+		p, s := word(6), word(8)
+		want := likeRegexp(p).MatchString(s)
+		if got := compileLike(p).match(s); got != want {
+			t.Fatalf("%q LIKE %q: %v, want %v", s, p, got, want)
+		}
+	}
+}
+
+// unsortedRows hides SortedRows: apply then scans and sorts everything.
+type unsortedRows struct{ NativeRows }
+
+type sortedStrings struct {
+	vals []string
+	n    []int64
+}
+
+func (s sortedStrings) Len() int { return len(s.vals) }
+func (s sortedStrings) Cell(row, col int) NativeValue {
+	if col == 0 {
+		return NativeString(s.vals[row])
+	}
+	return NativeInt(s.n[row])
+}
+func (s sortedStrings) SortedBy(col int) bool { return col == 0 }
+
+// TestSortedRowsAnswerAsAScan: bounds and the early stop on rows sorted by
+// a column give what filtering and sorting every row gives, for random
+// conditions on that column and another, ORDER BY, LIMIT and OFFSET.
+func TestSortedRowsAnswerAsAScan(t *testing.T) {
+	fn := NativeFunction{Columns: []NativeColumn{{"url", duckdb.TYPE_VARCHAR}, {"n", duckdb.TYPE_BIGINT}}}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	letters := "abc/"
+	word := func() string {
+		b := make([]byte, 1+rnd.IntN(4))
+		for i := range b {
+			b[i] = letters[rnd.IntN(len(letters))]
+		}
+		return string(b)
+	}
+	conds := []string{"url = $1", "url > $1", "url >= $1", "url < $1", "url <= $1", "url <> $1", "url LIKE $2", "url NOT LIKE $2", "n > 3", "n <> 2"}
+	orders := []string{"", " ORDER BY url", " ORDER BY url DESC", " ORDER BY n, url", " ORDER BY url, n DESC"}
+	for round := range 3000 {
+		set := map[string]bool{}
+		for range rnd.IntN(30) {
+			set[word()] = true
+		}
+		rows := sortedStrings{}
+		for w := range set {
+			rows.vals = append(rows.vals, w)
+		}
+		slices.Sort(rows.vals)
+		for range rows.vals {
+			rows.n = append(rows.n, rnd.Int64N(6))
+		}
+		var where []string
+		for range rnd.IntN(3) {
+			where = append(where, conds[rnd.IntN(len(conds))])
+		}
+		q := "SELECT url, n FROM f()"
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
+		}
+		q += orders[rnd.IntN(len(orders))]
+		if rnd.IntN(2) == 0 {
+			q += fmt.Sprintf(" LIMIT %d", rnd.IntN(5))
+		}
+		if rnd.IntN(3) == 0 {
+			q += fmt.Sprintf(" OFFSET %d", rnd.IntN(4))
+		}
+		sel, ok, err := matchNativeTail(pgsql.Significant(pgsql.Lex(q))[8:], fn, "", nil)
+		if err != nil || !ok {
+			t.Fatalf("%s: not a native shape (%v)", q, err)
+		}
+		if sel == nil {
+			continue
+		}
+		params := []any{word(), []string{"a%", "%b", "a_%", "ab", "%", "/%", "c%/"}[rnd.IntN(7)]}
+		param := func(n int, t duckdb.Type) (any, error) { return compareValue(params[n-1], t) }
+		got, err := sel.apply(rows, param)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := sel.apply(unsortedRows{rows}, param)
+		if err != nil {
+			t.Fatal(err)
+		}
+		show := func(r NativeRows) (out []string) {
+			for i := range r.Len() {
+				out = append(out, fmt.Sprint(r.Cell(i, 0).s, r.Cell(i, 1).n))
+			}
+			return out
+		}
+		if g, w := show(got), show(want); !slices.Equal(g, w) {
+			t.Fatalf("round %d: %s with %q over %q:\nsorted %q\nscan   %q", round, q, params, rows.vals, g, w)
+		}
+	}
+}
