@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/dhsi/dhsi/internal/netwait"
 )
 
 // TestNativeSelectAgreesWithDuckDB: the shapes people and BI tools write
@@ -23,6 +28,8 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	ingestSampleDatasets(t, dir)
+	// and dataset 4 with the CDX fields kept
+	ingestOK(t, "--store", dir, "--dataset", "cdxj", filepath.Join("..", "..", "testdata", "shared", "cdx", "cc-main-2024-30-cdx-00187.cdxj"))
 	// domain records too, some fields empty (NULL in SQL)
 	var b strings.Builder
 	b.WriteString("domain␟company_name␟scraper_version␟updated_at␟␞\n")
@@ -40,7 +47,12 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 	if code := run(ctx, []string{"put", "--store", dir, file}, io.Discard, io.Discard); code != 0 {
 		t.Fatal("put failed")
 	}
-	native := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms"))
+	port, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAt := "127.0.0.1:" + strconv.Itoa(port)
+	native := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--metrics", metricsAt))
 	duck := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--no-native"))
 
 	domains := queryStrings(t, native, "SELECT DISTINCT etld1(url) FROM urls ORDER BY 1")
@@ -93,6 +105,25 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT url FROM domain_urls($1, 1, 0, 100) ORDER BY ts NULLS FIRST, url OFFSET 2", d1, true},
 		{"SELECT url AS ts, url_id FROM domain_urls($1, 1, 0, 100) ORDER BY ts DESC", d1, true},
 		{"SELECT dataset AS url_count, url_count AS dataset FROM domain_datasets($1) WHERE url_count > 1 ORDER BY url_count, dataset", d1, true},
+		// the urls view by domain (urls_by_domain[_dataset]): the filtered
+		// first page, keyset pages, LIKE in DuckDB's sense, kept fields
+		{"SELECT url, ts FROM urls WHERE domain = $1 AND dataset_id = 1 AND url LIKE 'https://%' ORDER BY url LIMIT 5", d1, true},
+		{"SELECT url, ts FROM urls WHERE domain = $1 AND dataset_id = $2 AND url LIKE $3 ORDER BY url LIMIT 3", func(d string) []any { return []any{d, "2", "http://%"} }, true},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2 AND url > $3 ORDER BY url LIMIT 2", func(d string) []any { return []any{d, "1", "https://" + d + "/b"} }, true},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = 3 AND url >= 'http' AND url < 'https' ORDER BY url", d1, true},
+		{"SELECT url FROM urls u WHERE u.domain = $1 AND u.dataset_id = 1 AND u.url <= 'https://m' ORDER BY u.url DESC LIMIT 4", d1, true},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = 2 AND url = $2", func(d string) []any { return []any{d, "https://" + d + "/"} }, false},
+		{"SELECT * FROM urls WHERE domain = $1 AND url NOT LIKE '%/_%' ORDER BY url, dataset_id", d1, true},
+		{"SELECT dataset_id, url, raw FROM urls WHERE domain = $1 AND url LIKE '%_%.%' ORDER BY url, dataset_id OFFSET 1", d1, true},
+		{"SELECT url, status, mime, digest, length, \"offset\", filename FROM urls WHERE domain = $1 AND dataset_id = $2 AND status = 200 ORDER BY url", func(d string) []any { return []any{d, "4"} }, true},
+		{"SELECT url, mime FROM urls WHERE domain = $1 AND mime IS NOT NULL ORDER BY url, mime LIMIT 7", d1, true},
+		{"SELECT url_id, domain_prefix, domain FROM urls WHERE domain = $1 AND dataset_id = 1 ORDER BY url LIMIT 2 OFFSET 1", d1, true},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = 999 ORDER BY url", d1, true},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = -1", d1, true},
+	}
+	// LIKE as DuckDB reads it (no escape; _ is one UTF-8 character)
+	for _, pattern := range []string{"%", "", "_%", "%a%", "http_://%", "%.html", "%/%/%", "h%p%s%", "%é%", "%\\%", "%_", "__%__", "https://%/", "%%", "%?%=%"} {
+		shapes = append(shapes, shape{"SELECT url FROM urls WHERE domain = $1 AND url LIKE $2 ORDER BY url, dataset_id", func(d string) []any { return []any{d, pattern} }, true})
 	}
 	recordShapes := []shape{
 		{"SELECT company_name FROM domains WHERE domain = $1 AND scraper_version >= 2", d1, false},
@@ -160,6 +191,26 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 				t.Fatalf("%s with %s:\nnative %q\nDuckDB %q", s.q, d, got, want)
 			}
 			compared++
+		}
+	}
+	// and the urls shapes were the native path's (metrics count them)
+	resp, err := http.Get("http://" + metricsAt + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for fn, narrow := range map[string]bool{"urls_by_domain": false, "urls_by_domain_dataset": true} {
+		want := 0
+		for _, s := range shapes {
+			// (a negative literal is no lookup's: DuckDB answers "= -1")
+			if strings.Contains(s.q, "FROM urls") && !strings.Contains(s.q, "= -1") && strings.Contains(s.q, "dataset_id =") == narrow {
+				want += len(domains) + 1
+			}
+		}
+		m := regexp.MustCompile(`dhsi_statements_total\{kind="native:` + fn + `",outcome="ok"\} (\d+)`).FindSubmatch(body)
+		if m == nil || string(m[1]) != strconv.Itoa(want) {
+			t.Fatalf("%s answered natively %q times, want %d", fn, m, want)
 		}
 	}
 	t.Logf("%d statements answered alike by the native path and DuckDB (%d domains)", compared, len(domains))

@@ -9,6 +9,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -281,7 +282,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if err := udf.RegisterURLIndex(ctx, db, funcs); err != nil {
 					return err
 				}
-				return u.updateURLsView(ctx)
+				if err := u.updateURLsView(ctx); err != nil {
+					return err
+				}
+				// and urls WHERE domain = $1 [AND dataset_id = $2],
+				// rewritten into urls_by_domain[_dataset](…), with the
+				// view's columns (replaced when they change, below)
+				if nfs, ok := u.nativeURLsByDomain(funcs); ok && native != nil {
+					maps.Copy(native, nfs)
+				}
+				return nil
 			},
 			// last: psql's \df and \sf describe every function registered above
 			func(ctx context.Context, db *sql.DB) error { return udf.InstallFunctionDocs(ctx, db) },
@@ -391,6 +401,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				srv.SetNativeFunction(records.LookupFunction, sqlserver.NativeFunction{Stale: func() bool { return true }})
 			}
 		})
+	}
+	if native != nil {
+		// a new version or grant may change the urls view's columns: the
+		// native urls_by_domain functions follow them (stale until then)
+		install := func() {
+			nfs, ok := urls.nativeURLsByDomain(urlFuncs)
+			for _, name := range []string{udf.URLsByDomainFunction, udf.URLsByDomainDatasetFunction} {
+				nf, found := nfs[name]
+				if !ok || !found {
+					nf = sqlserver.NativeFunction{Stale: func() bool { return true }}
+				}
+				srv.SetNativeFunction(name, nf)
+			}
+		}
+		urls.onViewColumns.Store(&install)
+		install() // a change before the hook was in place
 	}
 	go refreshLoop(ctx, *refresh, log, &lastRefresh, domains.Refresh, urls.refresh, func(ctx context.Context) error {
 		_, err := grants.Refresh(ctx)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/ingest"
+	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/udf"
 	"github.com/dhsi/dhsi/urlnorm"
@@ -33,8 +35,11 @@ type urlService struct {
 	// and no row (lakePaths); the server's DuckDB may read it
 	emptyDir string
 	empty    atomic.Pointer[string] // its path, once written
-	// viewExtra: the kept-field columns of the urls view last made
+	// viewExtra: the kept-field columns of the urls view last made; the
+	// pointer changes only when they do (nativeURLsByDomain's staleness)
 	viewExtra atomic.Pointer[[]udf.ViewColumn]
+	// onViewColumns, when set, is called after viewExtra changed
+	onViewColumns atomic.Pointer[func()]
 	// grants are the dataset grants in force (nil: none), for the urls
 	// view's kept columns
 	grants func() *access.Grants
@@ -154,7 +159,27 @@ func (s *urlService) storeViewExtra(extra []viewColumn) {
 	for i, c := range extra {
 		out[i] = udf.ViewColumn{Name: c.name, SQLType: c.sqlType}
 	}
+	if old := s.viewExtra.Load(); old != nil && slices.Equal(*old, out) {
+		return
+	}
 	s.viewExtra.Store(&out)
+	if f := s.onViewColumns.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// nativeURLsByDomain is urls_by_domain and urls_by_domain_dataset for the
+// server's native path, with the urls view's columns as they are now; each
+// turns stale (sqlserver.NativeFunction.Stale) once the view's columns
+// change, and onViewColumns puts fresh ones in their place. ok is false
+// when the view has a column the native path does not carry.
+func (s *urlService) nativeURLsByDomain(funcs udf.URLIndexFuncs) (map[string]sqlserver.NativeFunction, bool) {
+	p := s.viewExtra.Load()
+	var extra []udf.ViewColumn
+	if p != nil {
+		extra = *p
+	}
+	return funcs.URLsByDomainNative(extra, func() bool { return s.viewExtra.Load() != p })
 }
 
 // urlsViewExtra is udf.URLIndexFuncs.URLsViewExtra.

@@ -1,0 +1,235 @@
+package udf
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/sqlserver"
+)
+
+// The native path of urls_by_domain and urls_by_domain_dataset: what a
+// person writes against the urls view,
+//
+//	SELECT url, ts FROM urls WHERE domain = $1 AND dataset_id = $2
+//	  AND url LIKE 'https://%' ORDER BY url LIMIT 100
+//
+// rewritten by the server into urls_by_domain_dataset($1, $2) (the point
+// lookup), answered without DuckDB when the rest is a shape nativeSelect
+// answers (a projection; WHERE of comparisons, LIKE, IS NULL; ORDER BY;
+// LIMIT/OFFSET). The rows are the DuckDB table function's (urlsByDomainSource):
+// the same runs, read by the same Snapshot.ReadLakeRun, with the same
+// grants (A3), the same NULL rules and the same cell values (viewValue);
+// TestURLsByDomainAgreesWithTheView compares the two.
+//
+// Two things make the native rows cheaper than a DuckDB statement beyond
+// skipping its prepare and plan:
+//   - kept fields are decoded only when the statement reads one of them
+//     (sqlserver.NativeFunction.RowsUsing): the URL columns come from the
+//     row cache, the fields from the file each time;
+//   - rows that are strictly ascending by url (one dataset's runs: L1, L2)
+//     say so (sqlserver.SortedRows), so a url condition is a binary search
+//     and ORDER BY url LIMIT n stops after n rows.
+
+// urlsViewNativeTypes are the kept-field types the native cells carry;
+// a view with another (DOUBLE, BOOLEAN) is left to DuckDB.
+var urlsViewNativeTypes = map[duckdb.Type]bool{duckdb.TYPE_VARCHAR: true, duckdb.TYPE_INTEGER: true, duckdb.TYPE_BIGINT: true, duckdb.TYPE_TIMESTAMP: true}
+
+// URLsByDomainNative returns urls_by_domain and urls_by_domain_dataset for
+// the server's native path, with the columns of the urls view whose kept
+// fields are extra; stale tells the server when the view's columns have
+// changed since (sqlserver.NativeFunction.Stale). ok is false when a kept
+// column has a type the native path does not carry.
+func (f URLIndexFuncs) URLsByDomainNative(extra []ViewColumn, stale func() bool) (map[string]sqlserver.NativeFunction, bool) {
+	cols := make([]sqlserver.NativeColumn, 0, len(urlsViewColumns)+len(extra))
+	for _, c := range urlsViewColumns {
+		cols = append(cols, sqlserver.NativeColumn{Name: c.name, Type: c.typ})
+	}
+	for _, c := range extra {
+		t := duckTypeOfSQL(c.SQLType)
+		if !urlsViewNativeTypes[t] {
+			return nil, false
+		}
+		cols = append(cols, sqlserver.NativeColumn{Name: c.Name, Type: t})
+	}
+	make1 := func(narrow bool) sqlserver.NativeFunction {
+		args := []duckdb.Type{duckdb.TYPE_VARCHAR}
+		if narrow {
+			args = append(args, duckdb.TYPE_INTEGER)
+		}
+		rowsUsing := func(ctx context.Context, args []any, used []bool) (sqlserver.NativeRows, error) {
+			return f.urlsByDomainRows(ctx, args, extra, used, narrow)
+		}
+		return sqlserver.NativeFunction{
+			Args:    args,
+			Columns: cols,
+			// the view's domain = NULL (or dataset_id = NULL) keeps no row
+			NullMeansNoRows: true,
+			RowsUsing:       rowsUsing,
+			Run: func(ctx context.Context, args []any) ([][]any, error) {
+				all := make([]bool, len(cols))
+				for i := range all {
+					all[i] = true
+				}
+				rows, err := rowsUsing(ctx, args, all)
+				if err != nil {
+					return nil, err
+				}
+				return sqlserver.NativeValues(cols, rows), nil
+			},
+			Stale: stale,
+		}
+	}
+	return map[string]sqlserver.NativeFunction{
+		URLsByDomainFunction:        make1(false),
+		URLsByDomainDatasetFunction: make1(true),
+	}, true
+}
+
+// urlsByDomainRows reads the rows of urls_by_domain(args[0]), or with
+// narrow urls_by_domain_dataset(args[0], args[1]), as urlsByDomainSource
+// streams them; kept fields only if used names one.
+func (f URLIndexFuncs) urlsByDomainRows(ctx context.Context, args []any, extra []ViewColumn, used []bool, narrow bool) (sqlserver.NativeRows, error) {
+	domain, ok := args[0].(string)
+	if !ok {
+		return nil, nil
+	}
+	withFields := false
+	for i := len(urlsViewColumns); i < len(used); i++ {
+		withFields = withFields || used[i]
+	}
+	snap := f.Snapshot()
+	visible := f.visibility(ctx)
+	var ids []uint32
+	if narrow {
+		id, ok := args[1].(int32)
+		if !ok || id < 0 {
+			return nil, nil
+		}
+		ids = []uint32{uint32(id)}
+	} else {
+		datasets, err := snap.DomainDatasets(domain)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range datasets {
+			ids = append(ids, d.DatasetID)
+		}
+	}
+	out := &viewRows{domain: domain, extra: extra, sorted: true}
+	for _, id := range ids {
+		meta, ok := snap.Datasets.ByID(id)
+		if !ok || !visible.Sees(meta.Name) {
+			continue // A3: as if it had no row
+		}
+		runs, err := snap.LakeRuns(domain, id)
+		if err != nil {
+			return nil, err
+		}
+		var cols []catalog.Column
+		var at []int
+		if withFields {
+			cols = meta.Columns
+			if cols == nil {
+				cols = []catalog.Column{}
+			}
+			at = make([]int, len(extra))
+			for i, c := range extra {
+				at[i] = catalog.ColumnIndex(meta.Columns, c.Name)
+			}
+		}
+		for _, r := range runs {
+			rows, fields, err := snap.ReadLakeRun(ctx, domain, r, cols)
+			if err != nil {
+				return nil, err
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			if n := len(out.runs); n > 0 {
+				prev := out.runs[n-1].rows
+				out.sorted = out.sorted && prev[len(prev)-1].URL < rows[0].URL
+			}
+			out.runs = append(out.runs, viewRun{datasetID: int64(id), prefix: r.DomainPrefix(), rows: rows, fields: fields, at: at, start: out.n})
+			out.n += len(rows)
+		}
+	}
+	return out, nil
+}
+
+// viewRows are rows of the urls view, run after run (sqlserver.SortedRows).
+type viewRows struct {
+	domain string
+	extra  []ViewColumn
+	runs   []viewRun
+	n      int
+	// sorted: every run's urls are strictly ascending (L1, L2), and each
+	// run's first url is above the one before's last
+	sorted bool
+}
+
+type viewRun struct {
+	datasetID int64
+	prefix    string
+	rows      []catalog.URLRow // the row cache's: never modified
+	fields    [][]any          // rows' kept fields, by the dataset's columns (nil: not read)
+	at        []int            // at[i]: the index in fields of extra[i], or -1
+	start     int              // the index of rows[0] among all rows
+}
+
+func (v *viewRows) Len() int { return v.n }
+
+func (v *viewRows) SortedBy(col int) bool { return col == 4 && v.sorted }
+
+func (v *viewRows) Cell(row, col int) sqlserver.NativeValue {
+	run := &v.runs[0]
+	if len(v.runs) > 1 {
+		run = &v.runs[sort.Search(len(v.runs), func(i int) bool { return v.runs[i].start > row })-1]
+	}
+	i := row - run.start
+	r := &run.rows[i]
+	switch col {
+	case 0:
+		return sqlserver.NativeInt(run.datasetID)
+	case 1:
+		return sqlserver.NativeString(run.prefix)
+	case 2:
+		return sqlserver.NativeString(v.domain)
+	case 3:
+		return sqlserver.NativeUint(r.URLID)
+	case 4:
+		return sqlserver.NativeString(r.URL)
+	case 5:
+		if r.Raw != "" {
+			return sqlserver.NativeString(r.Raw)
+		}
+		return sqlserver.NativeNull()
+	case 6:
+		if r.HasTS {
+			return sqlserver.NativeTime(r.TS)
+		}
+		return sqlserver.NativeNull()
+	}
+	x := col - len(urlsViewColumns)
+	if x >= len(v.extra) || run.at == nil {
+		return sqlserver.NativeNull()
+	}
+	k := run.at[x]
+	if k < 0 || i >= len(run.fields) || k >= len(run.fields[i]) {
+		return sqlserver.NativeNull()
+	}
+	switch val := viewValue(run.fields[i][k], v.extra[x].SQLType).(type) {
+	case string:
+		return sqlserver.NativeString(val)
+	case int32:
+		return sqlserver.NativeInt(int64(val))
+	case int64:
+		return sqlserver.NativeInt(val)
+	case time.Time:
+		return sqlserver.NativeTime(val)
+	}
+	return sqlserver.NativeNull()
+}
