@@ -364,6 +364,13 @@ func (r LakeRun) DomainPrefix() string { return r.file.DomainPrefix }
 // Rows is the number of rows in the run.
 func (r LakeRun) Rows() int { return int(r.span.Rows) }
 
+// Precedes reports whether every row of r sorts before every row of next
+// by url, which holds for two runs of one domain in one file, r's row
+// group first: a file's rows are sorted by (domain, url) (L1).
+func (r LakeRun) Precedes(next LakeRun) bool {
+	return r.file.Path == next.file.Path && r.span.RowGroup < next.span.RowGroup
+}
+
 // LakeRuns lists the runs that hold domain's rows of dataset, in
 // DomainURLs' order: together, the rows of the urls view whose domain is
 // domain and whose dataset_id is datasetID, found through the postings

@@ -410,6 +410,9 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			}
 			pt.native, pt.nativeRows = nil, picked
 		}
+		if err := nativeRowsErr(pt.nativeRows); err != nil {
+			return err
+		}
 	}
 	pt.resumed = 0
 	loc := s.settings.location()
@@ -430,6 +433,9 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			if err := s.spill(); err != nil {
 				return err
 			}
+		}
+		if err := nativeRowsErr(rows); err != nil {
+			return err
 		}
 		s.complete(pt, "SELECT "+itoa(pt.sent))
 		return nil

@@ -55,6 +55,28 @@ type NativeRows interface {
 	Cell(row, col int) NativeValue
 }
 
+// FallibleRows are NativeRows that read what they hold lazily and may fail
+// to: Err is the first error a Cell met (that cell answered NULL). The
+// server checks it once the rows are filtered and sorted, before sending
+// any, and again after the last, and then sends the error instead of
+// CommandComplete.
+type FallibleRows interface {
+	NativeRows
+	Err() error
+}
+
+// nativeRowsErr is the error of rows, or of the rows pickedRows picked
+// from, if they are FallibleRows.
+func nativeRowsErr(rows NativeRows) error {
+	if p, ok := rows.(pickedRows); ok {
+		rows = p.rows
+	}
+	if f, ok := rows.(FallibleRows); ok {
+		return f.Err()
+	}
+	return nil
+}
+
 // NativeValue is one cell of NativeRows. Its zero value is NULL.
 type NativeValue struct {
 	kind nativeKind

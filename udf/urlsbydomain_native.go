@@ -25,14 +25,16 @@ import (
 // grants (A3), the same NULL rules and the same cell values (viewValue);
 // TestURLsByDomainAgreesWithTheView compares the two.
 //
-// Two things make the native rows cheaper than a DuckDB statement beyond
+// Three things make the native rows cheaper than a DuckDB statement beyond
 // skipping its prepare and plan:
 //   - kept fields are decoded only when the statement reads one of them
 //     (sqlserver.NativeFunction.RowsUsing): the URL columns come from the
 //     row cache, the fields from the file each time;
 //   - rows that are strictly ascending by url (one dataset's runs: L1, L2)
 //     say so (sqlserver.SortedRows), so a url condition is a binary search
-//     and ORDER BY url LIMIT n stops after n rows.
+//     and ORDER BY url LIMIT n stops after n rows;
+//   - a run is read only when one of its rows is looked at, and a domain
+//     of millions of URLs keeps at most viewRowsBudget rows decoded.
 
 // urlsViewNativeTypes are the kept-field types the native cells carry;
 // a view with another (DOUBLE, BOOLEAN) is left to DuckDB.
@@ -75,10 +77,14 @@ func (f URLIndexFuncs) URLsByDomainNative(extra []ViewColumn, stale func() bool)
 					all[i] = true
 				}
 				rows, err := rowsUsing(ctx, args, all)
-				if err != nil {
+				if err != nil || rows == nil {
 					return nil, err
 				}
-				return sqlserver.NativeValues(cols, rows), nil
+				vals := sqlserver.NativeValues(cols, rows)
+				if err := rows.(*viewRows).Err(); err != nil {
+					return nil, err
+				}
+				return vals, nil
 			},
 			Stale: stale,
 		}
@@ -89,9 +95,10 @@ func (f URLIndexFuncs) URLsByDomainNative(extra []ViewColumn, stale func() bool)
 	}, true
 }
 
-// urlsByDomainRows reads the rows of urls_by_domain(args[0]), or with
+// urlsByDomainRows lists the runs of urls_by_domain(args[0]), or with
 // narrow urls_by_domain_dataset(args[0], args[1]), as urlsByDomainSource
-// streams them; kept fields only if used names one.
+// streams them, and reads each when a cell of it is first asked for
+// (viewRows); kept fields only if used names one.
 func (f URLIndexFuncs) urlsByDomainRows(ctx context.Context, args []any, extra []ViewColumn, used []bool, narrow bool) (sqlserver.NativeRows, error) {
 	domain, ok := args[0].(string)
 	if !ok {
@@ -119,7 +126,12 @@ func (f URLIndexFuncs) urlsByDomainRows(ctx context.Context, args []any, extra [
 			ids = append(ids, d.DatasetID)
 		}
 	}
-	out := &viewRows{domain: domain, extra: extra, sorted: true}
+	// the runs are read after this returns, while the rows are filtered
+	// and sent: not under the statement's context, which ends here, but
+	// with its principal and values (a run is one row group, 16,384 rows
+	// at most, and mostly in the row cache)
+	out := &viewRows{ctx: context.WithoutCancel(ctx), snap: snap, domain: domain, extra: extra, sorted: true}
+	var last catalog.LakeRun
 	for _, id := range ids {
 		meta, ok := snap.Datasets.ByID(id)
 		if !ok || !visible.Sees(meta.Name) {
@@ -142,52 +154,90 @@ func (f URLIndexFuncs) urlsByDomainRows(ctx context.Context, args []any, extra [
 			}
 		}
 		for _, r := range runs {
-			rows, fields, err := snap.ReadLakeRun(ctx, domain, r, cols)
-			if err != nil {
-				return nil, err
-			}
-			if len(rows) == 0 {
+			if r.Rows() == 0 {
 				continue
 			}
-			if n := len(out.runs); n > 0 {
-				prev := out.runs[n-1].rows
-				out.sorted = out.sorted && prev[len(prev)-1].URL < rows[0].URL
+			if len(out.runs) > 0 {
+				out.sorted = out.sorted && last.Precedes(r)
 			}
-			out.runs = append(out.runs, viewRun{datasetID: int64(id), prefix: r.DomainPrefix(), rows: rows, fields: fields, at: at, start: out.n})
-			out.n += len(rows)
+			out.runs = append(out.runs, viewRun{run: r, datasetID: int64(id), prefix: r.DomainPrefix(), cols: cols, at: at, start: out.n})
+			out.n += r.Rows()
+			last = r
 		}
 	}
 	return out, nil
 }
 
-// viewRows are rows of the urls view, run after run (sqlserver.SortedRows).
+// viewRowsBudget is how many rows a statement's viewRows keep decoded at
+// once: a domain with more (a web-scale host has millions of URLs) has its
+// least recently read runs dropped and read again if asked for, so memory
+// stays bounded, and ORDER BY url LIMIT n reads the runs it needs only.
+const viewRowsBudget = 1 << 18
+
+// viewRows are rows of the urls view, run after run, each run read when a
+// cell of it is first asked for (sqlserver.SortedRows, FallibleRows).
 type viewRows struct {
+	ctx    context.Context
+	snap   *catalog.Snapshot
 	domain string
 	extra  []ViewColumn
 	runs   []viewRun
 	n      int
-	// sorted: every run's urls are strictly ascending (L1, L2), and each
-	// run's first url is above the one before's last
+	// sorted: the runs are one file's, in row-group order, so their urls
+	// are strictly ascending throughout (L1, L2)
 	sorted bool
+	loaded []int // indexes of the runs read, oldest first
+	held   int   // rows of those
+	err    error // the first read that failed
 }
 
 type viewRun struct {
+	run       catalog.LakeRun
 	datasetID int64
 	prefix    string
-	rows      []catalog.URLRow // the row cache's: never modified
-	fields    [][]any          // rows' kept fields, by the dataset's columns (nil: not read)
+	cols      []catalog.Column // the dataset's kept columns to read (nil: none)
 	at        []int            // at[i]: the index in fields of extra[i], or -1
-	start     int              // the index of rows[0] among all rows
+	start     int              // the index of the run's first row among all rows
+	rows      []catalog.URLRow // once read (the row cache's: never modified)
+	fields    [][]any          // rows' kept fields, by cols
 }
 
 func (v *viewRows) Len() int { return v.n }
 
 func (v *viewRows) SortedBy(col int) bool { return col == 4 && v.sorted }
 
+func (v *viewRows) Err() error { return v.err }
+
+// read decodes run k, dropping the oldest runs held beyond the budget.
+func (v *viewRows) read(k int) bool {
+	run := &v.runs[k]
+	rows, fields, err := v.snap.ReadLakeRun(v.ctx, v.domain, run.run, run.cols)
+	if err != nil {
+		if v.err == nil {
+			v.err = err
+		}
+		return false
+	}
+	for len(v.loaded) > 0 && v.held+len(rows) > viewRowsBudget {
+		old := &v.runs[v.loaded[0]]
+		v.held -= len(old.rows)
+		old.rows, old.fields = nil, nil
+		v.loaded = v.loaded[1:]
+	}
+	run.rows, run.fields = rows, fields
+	v.loaded = append(v.loaded, k)
+	v.held += len(rows)
+	return true
+}
+
 func (v *viewRows) Cell(row, col int) sqlserver.NativeValue {
-	run := &v.runs[0]
+	k := 0
 	if len(v.runs) > 1 {
-		run = &v.runs[sort.Search(len(v.runs), func(i int) bool { return v.runs[i].start > row })-1]
+		k = sort.Search(len(v.runs), func(i int) bool { return v.runs[i].start > row }) - 1
+	}
+	run := &v.runs[k]
+	if run.rows == nil && !v.read(k) {
+		return sqlserver.NativeNull() // the statement fails with v.err
 	}
 	i := row - run.start
 	r := &run.rows[i]
@@ -217,7 +267,7 @@ func (v *viewRows) Cell(row, col int) sqlserver.NativeValue {
 	if x >= len(v.extra) || run.at == nil {
 		return sqlserver.NativeNull()
 	}
-	k := run.at[x]
+	k = run.at[x]
 	if k < 0 || i >= len(run.fields) || k >= len(run.fields[i]) {
 		return sqlserver.NativeNull()
 	}
