@@ -34,12 +34,17 @@ type wbSpec struct {
 const (
 	dhsiPP = "SELECT dataset_id, url_count FROM domain_datasets($1) WHERE url_count > 0 ORDER BY url_count DESC"
 	pgPP   = "SELECT dataset_id, url_count FROM domain_counts WHERE domain = $1 AND url_count > 0 ORDER BY url_count DESC"
+	// issue 17 §2's filtered first page, written against the urls view as
+	// a CDX user writes it; PostgreSQL answers it from its B-tree on
+	// (domain, dataset_id, url), in url order, stopping at 100
+	filteredFirstPage = "SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2 AND url LIKE 'https://%' ORDER BY url LIMIT 100"
 )
 
 var wbSpecs = []wbSpec{
 	{"dd", "domain_datasets($1) vs PG's (domain, dataset_id, count) table", "SELECT * FROM domain_datasets($1)", pgDD, "d"},
 	{"fp", "first page domain_urls($1,$2,0,1000) vs PG's B-tree", "SELECT * FROM domain_urls($1, $2, 0, 1000)", pgFP, "dd"},
 	{"pp", "as a person writes it: domain_datasets($1) WHERE url_count > 0 ORDER BY url_count DESC", dhsiPP, pgPP, "d"},
+	{"ff", "filtered first page: urls WHERE domain, dataset_id, url LIKE 'https://%' ORDER BY url LIMIT 100", filteredFirstPage, filteredFirstPage, "dd"},
 	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none"},
 }
 
