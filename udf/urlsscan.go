@@ -44,7 +44,12 @@ func (f URLIndexFuncs) urlsScanFunction(t func(duckdb.Type) duckdb.TypeInfo) duc
 		lakeCols[i] = duckdb.ColumnInfo{Name: c.name, T: t(c.typ)}
 	}
 	return duckdb.ParallelChunkTableFunction{
-		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ParallelChunkTableSource, error) {
+		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (src duckdb.ParallelChunkTableSource, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					src, err = nil, fmt.Errorf("urls_scan: internal error: %v\n%s", r, debug.Stack())
+				}
+			}()
 			cols := slices.Clip(lakeCols)
 			var extra []ViewColumn
 			if f.URLsViewExtra != nil {
@@ -53,7 +58,14 @@ func (f URLIndexFuncs) urlsScanFunction(t func(duckdb.Type) duckdb.TypeInfo) duc
 			for _, c := range extra {
 				cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(duckTypeOfSQL(c.SQLType))})
 			}
-			return &urlsScanSource{f: f, cols: cols, extra: extra, principal: access.FromContext(ctx)}, nil
+			// an estimate for DuckDB's planner (join sides): the visible
+			// files' rows now; Init pins the snapshot the scan reads
+			var rows int64
+			snap := f.Snapshot()
+			for _, lf := range snap.LakeFiles(f.VisibleDatasetIDs(ctx, snap)) {
+				rows += lf.Rows()
+			}
+			return &urlsScanSource{f: f, cols: cols, extra: extra, principal: access.FromContext(ctx), rows: rows}, nil
 		},
 	}
 }
@@ -65,6 +77,7 @@ type urlsScanSource struct {
 	cols      []duckdb.ColumnInfo
 	extra     []ViewColumn
 	principal access.Principal
+	rows      int64 // Cardinality
 
 	mu    sync.Mutex
 	err   error // from Init, reported by FillChunk
@@ -81,8 +94,10 @@ type scanFile struct {
 	cols      []catalog.Column // the dataset's kept columns
 }
 
-func (s *urlsScanSource) ColumnInfos() []duckdb.ColumnInfo     { return s.cols }
-func (s *urlsScanSource) Cardinality() *duckdb.CardinalityInfo { return nil }
+func (s *urlsScanSource) ColumnInfos() []duckdb.ColumnInfo { return s.cols }
+func (s *urlsScanSource) Cardinality() *duckdb.CardinalityInfo {
+	return &duckdb.CardinalityInfo{Cardinality: uint(max(s.rows, 0))}
+}
 
 func (s *urlsScanSource) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(access.WithPrincipal(context.Background(), s.principal), time.Minute)
