@@ -456,7 +456,21 @@ func (x *URLIndex) readRowGroup(ctx context.Context, key string, sp postings.Spa
 }
 
 func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postings.Span, domain string, skip, want int64, cols []Column) ([]URLRow, [][]any, int64, error) {
-	fr, err := x.readers.get(key, func() (r *pqfile.Reader, err error) {
+	fr, err := x.reader(ctx, key)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	fr.mu.RLock()
+	defer fr.mu.RUnlock()
+	return readDomainRows(fr, sp, domain, skip, want, cols)
+}
+
+// reader is the open reader of lake file key, from the reader cache or
+// opened now (checking its layout): the local file mapped, or byte ranges
+// of the store's object through the block cache. The caller read-holds its
+// mu while it reads.
+func (x *URLIndex) reader(ctx context.Context, key string) (*cachedReader, error) {
+	return x.readers.get(key, func() (r *pqfile.Reader, err error) {
 		defer func() {
 			if err == nil {
 				if err = CheckLakeLayout(r); err != nil {
@@ -480,12 +494,6 @@ func (x *URLIndex) readRowGroupDirect(ctx context.Context, key string, sp postin
 		src := &rangeReader{ctx: context.Background(), st: x.st, key: key, size: a.Size, etag: a.ETag, cache: x.cache}
 		return pqfile.NewParquetReader(src, pqfile.WithReadProps(lakeReadProps()))
 	})
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	fr.mu.RLock()
-	defer fr.mu.RUnlock()
-	return readDomainRows(fr, sp, domain, skip, want, cols)
 }
 
 // readerCache is a bounded LRU of open Parquet readers (its limit counts

@@ -30,6 +30,7 @@ var FunctionDocs = []FunctionDoc{
 	{"dataset_domains_set", []string{"a", "op", "b"}, []string{"1", "'andnot'", "2"}, "the domains of dataset a op dataset b, op 'and', 'or', 'andnot' or 'xor', with each side's URL count (NULL: not in it)"},
 	{URLsByDomainFunction, []string{"domain"}, []string{"'example.com'"}, "urls WHERE domain = d, from the postings (the server answers that WHERE this way)"},
 	{URLsByDomainDatasetFunction, []string{"domain", "dataset_id"}, []string{"'example.com'", "1"}, "urls WHERE domain = d AND dataset_id = n, from that dataset's postings"},
+	{URLsScanFunction, nil, nil, "every row of the urls view the caller may see, read by the server (the urls view on an S3 store)"},
 	{"dhsi_datasets", nil, nil, "the datasets of the URL index the caller may see"},
 	{"dhsi_dataset_grants", nil, nil, "who may see which dataset"},
 	{"compact_shard", []string{"shard"}, []string{"'5e'"}, "merge one shard's pending domain records into it (writer)"},

@@ -24,6 +24,7 @@ import (
 //	dataset_domains_set(a, op, b)                    → domain, url_count_a, url_count_b
 //	urls_by_domain(domain)                           → the urls view's rows of domain (urlsbydomain.go)
 //	urls_by_domain_dataset(domain, dataset_id)       → those of one dataset
+//	urls_scan()                                      → every row of the urls view (urlsscan.go)
 //	dhsi_datasets()                                  → the dataset registry (view "datasets")
 //
 // Each call pins the current snapshot once (M4), so a manifest flip during a
@@ -126,6 +127,9 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 		if err := duckdb.RegisterTableUDF(conn, name, fn); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
+	}
+	if err := duckdb.RegisterTableUDF(conn, URLsScanFunction, f.urlsScanFunction(t)); err != nil {
+		return fmt.Errorf("register %s: %w", URLsScanFunction, err)
 	}
 	lakeFiles := &lakeFiles{f: f}
 	if err := duckdb.RegisterScalarUDF(conn, "dhsi_lake_files", lakeFiles); err != nil {

@@ -129,6 +129,10 @@ func TestPreviousReleaseStore(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(raw), count(*) FILTER (WHERE norm_url(raw) = url AND url_id = url_id(raw)) FROM urls").Scan(&raws, &normal); err != nil || raws != 8 || normal != raws {
 		t.Errorf("urls view: %d raw URLs (want 5 of the old files and 3 of the new), %d of them normalize to their url with their url_id; %v", raws, normal, err)
 	}
+	// and urls_scan, the view on S3, reads both layouts as the view does
+	if got, want := rowsText(t, c, "SELECT * FROM urls_scan() ORDER BY ALL"), rowsText(t, c, "SELECT * FROM urls ORDER BY ALL"); got != want {
+		t.Errorf("urls_scan() over the old and new files:\n%s\nthe urls view:\n%s", got, want)
+	}
 	if n := one[int64](t, c, "SELECT count(*) FROM domains_inbox"); n != 0 {
 		t.Errorf("%d records still pending after compact_all", n)
 	}

@@ -109,10 +109,12 @@ func (s *urlService) refresh(ctx context.Context) error {
 
 // updateURLsView points the urls view at the current version's Parquet
 // files (never at files an ingest has written but not published). The view
-// names no file: it reads read_parquet(dhsi_lake_files()), which DuckDB
-// folds for each query in the querying session, so each principal reads
-// only the files of the datasets it may see (access A3), and the view's
-// text, which any session can read, reveals no dataset.
+// names no file: on a local store it reads
+// read_parquet(dhsi_lake_files()), which DuckDB folds for each query in the
+// querying session, so each principal reads only the files of the datasets
+// it may see (access A3), and the view's text, which any session can read,
+// reveals no dataset. On S3 it is urls_scan(), which the server answers
+// with the same rule.
 func (s *urlService) updateURLsView(ctx context.Context) error {
 	snap := s.x.Current()
 	_, local := s.st.(catalog.LocalPather)
@@ -126,8 +128,12 @@ func (s *urlService) updateURLsView(ctx context.Context) error {
 		s.storeViewExtra(extra)
 		return s.createURLsView(ctx, empty+" WHERE false")
 	case !local:
+		// DuckDB cannot read the store (no httpfs): the server reads the
+		// files by byte range through its block cache, in the querying
+		// session, so the same grants apply (udf.URLsScanFunction). Its
+		// columns are the view's: the lake's, then extra, stored first
 		s.storeViewExtra(extra)
-		return s.createURLsView(ctx, "SELECT * FROM ("+empty+") WHERE error('the urls view scans the whole lake, which DuckDB can read only from a local store; on S3 filter it with WHERE domain = ''example.com'' (answered from the index), use domain_urls(domain, dataset_id, offset, limit), or mirror urls/ locally') IS NULL")
+		return s.createURLsView(ctx, "SELECT * FROM "+udf.URLsScanFunction+"()")
 	}
 	// dhsi_lake_files() always ends with the empty lake file, which has
 	// the columns of every layout, so the view binds whichever layouts the

@@ -22,6 +22,12 @@ SELECT count(*) FROM urls WHERE domain = :'domain' AND dataset_id = :secret_id;
 -- name: urls_by_domain, the function behind that filter, called by name
 -- expect: reader==0 writer==0 admin==5
 SELECT count(*) FROM urls_by_domain(:'domain') WHERE dataset_id = :secret_id;
+-- name: urls_scan, the function behind the urls view on S3, called by name
+-- expect: reader==0 writer==0 admin==5
+SELECT count(*) FROM urls_scan() WHERE dataset_id = :secret_id AND domain = :'domain';
+-- name: urls_scan has only visible datasets
+-- expect: reader==:visible_datasets
+SELECT count(DISTINCT dataset_id) FROM urls_scan();
 -- name: a prepared lookup of the urls view by domain
 -- expect: reader==0 admin==5
 PREPARE q AS SELECT count(*) FROM urls u WHERE u.domain = $1 AND u.dataset_id = $2; EXECUTE q(:'domain', :secret_id);
