@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dhsi/dhsi/internal/netwait"
 	"github.com/dhsi/dhsi/internal/s3test"
 )
 
@@ -194,4 +196,60 @@ func rowsText(t *testing.T, c *pgx.Conn, q string, args ...any) string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestURLsByDomainNativeOnABigDomain: a domain of more rows than the
+// native path keeps decoded at once (udf's viewRowsBudget, 2^18), in one
+// dataset from two ingests (two files: runs not sorted across them) and in
+// a second dataset, answers on the native path what DuckDB answers: the
+// first page by url, a keyset page from the middle, a sort of every row
+// the other way, a LIKE over every row sorted by another column.
+func TestURLsByDomainNativeOnABigDomain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ingests 330,000 URLs")
+	}
+	dir := t.TempDir()
+	write := func(name string, from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, "https://big.example/p/%07d\n", (i*7919)%1000003)
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ingestOK(t, "--store", dir, "--dataset", "a", write("a1.txt", 0, 280000))
+	ingestOK(t, "--store", dir, "--dataset", "a", write("a2.txt", 280000, 300000))
+	ingestOK(t, "--store", dir, "--dataset", "b", write("b.txt", 0, 30000))
+	port, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAt := "127.0.0.1:" + strconv.Itoa(port)
+	native := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--metrics", metricsAt))
+	duck := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--no-native"))
+	shapes := []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = 1 ORDER BY url LIMIT 5", []any{"big.example"}},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = 1 AND url > $2 ORDER BY url LIMIT 5", []any{"big.example", "https://big.example/p/0500000"}},
+		{"SELECT url, dataset_id FROM urls WHERE domain = $1 ORDER BY url DESC, dataset_id LIMIT 5 OFFSET 1000", []any{"big.example"}},
+		{"SELECT url, ts, dataset_id FROM urls WHERE domain = $1 AND url LIKE '%/09%99' ORDER BY ts, url, dataset_id", []any{"big.example"}},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = 2 AND url LIKE 'https://big.example/p/00%' ORDER BY url LIMIT 3", []any{"big.example"}},
+	}
+	for _, q := range shapes {
+		got, want := rowsText(t, native, q.sql, q.args...), rowsText(t, duck, q.sql, q.args...)
+		if got != want {
+			t.Fatalf("%s:\nnative %q\nDuckDB %q", q.sql, got, want)
+		}
+		if strings.Count(got, "\n") < 2 {
+			t.Fatalf("%s: %q, want rows", q.sql, got)
+		}
+	}
+	if n := nativeStatements(t, metricsAt, "urls_by_domain") + nativeStatements(t, metricsAt, "urls_by_domain_dataset"); n != len(shapes) {
+		t.Fatalf("%d of the %d statements answered natively", n, len(shapes))
+	}
 }
