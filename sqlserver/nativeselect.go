@@ -262,6 +262,7 @@ type SortedRows interface {
 // values for the $n the conditions use.
 func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type) (any, error)) (NativeRows, error) {
 	vals := make([]any, len(sel.where))
+	null := false
 	for k, c := range sel.where {
 		if c.op == "null" || c.op == "not null" {
 			continue
@@ -274,12 +275,16 @@ func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type
 			}
 		}
 		if v == nil {
-			return pickedRows{rows, nil}, nil // NULL keeps no row
+			null = true
+			continue
 		}
 		if c.op == "like" || c.op == "not like" {
 			v = compileLike(v.(string))
 		}
 		vals[k] = v
+	}
+	if null {
+		return pickedRows{rows, nil}, nil // a comparison with NULL keeps no row
 	}
 	// the rows to look at, and whether the function's order is the answer's
 	lo, hi := 0, rows.Len()
