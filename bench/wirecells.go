@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,6 +47,15 @@ var wbSpecs = []wbSpec{
 	{"pp", "as a person writes it: domain_datasets($1) WHERE url_count > 0 ORDER BY url_count DESC", dhsiPP, pgPP, "d"},
 	{"ff", "filtered first page: urls WHERE domain, dataset_id, url LIKE 'https://%' ORDER BY url LIMIT 100", filteredFirstPage, filteredFirstPage, "dd"},
 	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none"},
+}
+
+// WirebenchCells are the keys of the wirebench cells, in the table's order.
+func WirebenchCells() []string {
+	keys := make([]string, len(wbSpecs))
+	for i, s := range wbSpecs {
+		keys[i] = s.key
+	}
+	return keys
 }
 
 // wbRound is one round of a cell: both systems, one after the other.
@@ -165,6 +175,9 @@ func (r *Result) runWirebenchCells(ctx context.Context, o Options, work, storeDi
 		return res, perQ, nil
 	}
 	for _, s := range wbSpecs {
+		if len(o.Cells) > 0 && !slices.Contains(o.Cells, s.key) {
+			continue
+		}
 		for _, n := range o.Clients {
 			c := wbCell{spec: s, clients: n}
 			for round := range o.Rounds {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		client   = fs.String("client", "wirebench", "load client of the warm cells: wirebench (bench/wirebench/wirebench.c, a lean libpq client built with cc; DHSI and PostgreSQL side by side, A B | B A over --rounds, ratios per cell) or pgx (the Go client of earlier tables, which costs more per query than DHSI's server work; also measures the DuckDB scan)")
 		rounds   = fs.Int("rounds", 2, "with --client wirebench: rounds per cell, the order of the systems reversed each round")
 		wbBin    = fs.String("wirebench", "", "with --client wirebench: a built wirebench binary (default: build the embedded source with cc; needs libpq-dev)")
+		cells    = fs.String("cells", "", "with --client wirebench: comma-separated cells to measure, of "+strings.Join(bench.WirebenchCells(), ", ")+" (default: all)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: dhsi bench [flags]\n\nGenerates a deterministic Zipf-distributed corpus, builds it with dhsi ingest,\nand measures DHSI over the wire against PostgreSQL 15 (and, with --client pgx,\na DuckDB Parquet scan). Warm cells run after each system has run the\n20,000-query set once; with --client wirebench both servers run side by side\nand each cell reports tps DHSI / PostgreSQL per round and their mean. Cold\ncells query DHSI on versitygw with empty caches, each domain once.\n\nFlags:\n")
@@ -58,12 +60,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *rounds < 1 {
 		return fmt.Errorf("%w: --rounds %d", errUsage, *rounds)
 	}
+	var cellKeys []string
+	if *cells != "" {
+		for _, k := range strings.Split(*cells, ",") {
+			k = strings.TrimSpace(k)
+			if !slices.Contains(bench.WirebenchCells(), k) {
+				return fmt.Errorf("%w: --cells: no cell %q (cells: %s)", errUsage, k, strings.Join(bench.WirebenchCells(), ", "))
+			}
+			cellKeys = append(cellKeys, k)
+		}
+		if *client != string(bench.ClientWirebench) {
+			return fmt.Errorf("%w: --cells chooses among the wirebench cells", errUsage)
+		}
+	}
 	bin, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	res, err := bench.Run(ctx, bench.Options{URLs: *urls, Domains: *domains, Datasets: *datasets, Clients: cs, Duration: *duration,
-		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), Client: bench.Client(*client), Rounds: *rounds, Wirebench: *wbBin, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, MemoryLimit: *memLimit, Bin: bin, Log: stderr})
+		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), Client: bench.Client(*client), Rounds: *rounds, Cells: cellKeys, Wirebench: *wbBin, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, MemoryLimit: *memLimit, Bin: bin, Log: stderr})
 	if err != nil {
 		return err
 	}
