@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dhsi/dhsi/internal/testclients"
+	"github.com/dhsi/dhsi/urlnorm"
 )
 
 // TestIngestKeepColumnsOverSQL (issue 17): CALL ingest takes dhsi ingest's
@@ -102,5 +104,77 @@ https://shop.example/c {"score":7,"seen":"2024-02-03T00:00:00Z"}`
 	got = strings.Join(queryStrings(t, c, "SELECT fields FROM domain_url_fields('shop.example', $1, 0, 1)", id("shop2")), "\n")
 	if got != `{"lang":"en","price":"1.5"}` {
 		t.Fatalf("psql's CALL ingest kept %s", got)
+	}
+}
+
+// TestKeepCDXJKeysWithDash (issue 17): Common Crawl's CDXJ key
+// "mime-detected" is kept under its own name, which SQL quotes ("mime-detected")
+// and the fields JSON spells as the CDXJ line does; every URL answers the
+// value of its latest capture.
+func TestKeepCDXJKeysWithDash(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	cdxj := filepath.Join("..", "..", "testdata", "shared", "cdx", "cc-main-2024-30-cdx-00187.cdxj")
+	ingestOK(t, "--store", store, "--dataset", "cc", "--keep-columns", "mime-detected,languages", cdxj)
+
+	// what each URL's latest capture says (readCDXJCaptures' rule)
+	n, err := urlnorm.NewNormalizer(urlnorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(cdxj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type capture struct{ ts, detected string }
+	want := map[string]capture{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, " ", 3)
+		var m map[string]string
+		if err := json.Unmarshal([]byte(parts[2]), &m); err != nil {
+			t.Fatal(err)
+		}
+		u, err := n.Parse(m["url"])
+		if err != nil {
+			continue
+		}
+		if old, ok := want[u.Normalized]; !ok || parts[1] > old.ts {
+			want[u.Normalized] = capture{parts[1], m["mime-detected"]}
+		}
+	}
+
+	c := connect(t, startServe(t, "--store", store, "--cache-dir", t.TempDir()))
+	id := one[int32](t, c, "SELECT dataset_id FROM datasets WHERE dataset = 'cc'")
+	rows, err := c.Query(ctx, `SELECT url, "mime-detected" FROM urls WHERE dataset_id = $1`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for rows.Next() {
+		var url, detected string
+		if err := rows.Scan(&url, &detected); err != nil {
+			t.Fatal(err)
+		}
+		if w, ok := want[url]; !ok || w.detected != detected {
+			t.Fatalf("%s: \"mime-detected\" %q, the CDXJ says %q", url, detected, w.detected)
+		}
+		seen++
+	}
+	if rows.Err() != nil || seen != len(want) {
+		t.Fatalf("the urls view has %d URLs with \"mime-detected\", want %d (%v)", seen, len(want), rows.Err())
+	}
+	// the first line of the file, through the rewrite of urls WHERE
+	// domain = … and through domain_url_fields' JSON
+	const u = "https://bibliotheque.missiondefrance.fr/index.php?id=319&lvl=bulletin_display"
+	if w := want[u]; w.detected != "application/xhtml+xml" {
+		t.Fatalf("the test's line: %+v", w)
+	}
+	if got := one[string](t, c, `SELECT "mime-detected" FROM urls WHERE domain = 'missiondefrance.fr' AND url = $1`, u); got != "application/xhtml+xml" {
+		t.Fatalf(`urls WHERE domain = …: "mime-detected" %q`, got)
+	}
+	fields := queryStrings(t, c, "SELECT fields FROM domain_url_fields('missiondefrance.fr', $1, 0, 10000) WHERE url = $2", id, u)
+	if len(fields) != 1 || fields[0] != `{"mime-detected":"application/xhtml+xml","languages":"fra"}` {
+		t.Fatalf("domain_url_fields' fields: %q", fields)
 	}
 }
