@@ -35,6 +35,12 @@ type NativeFunction struct {
 	// an allocation each. Run must answer alike; NativeValues builds Run's
 	// rows from these.
 	Rows func(ctx context.Context, args []any) (NativeRows, error)
+	// RowsUsing, when set, is Rows told which columns the statement reads
+	// (used[c]: in its select list, WHERE or ORDER BY), and the native
+	// path calls it instead: the cells of a column not used are never
+	// asked for, so it need not compute them (dataset_domains' url_count,
+	// a postings lookup per domain).
+	RowsUsing func(ctx context.Context, args []any, used []bool) (NativeRows, error)
 	// Stale, when set and true, says Columns no longer describe what the
 	// function answers (domain_record after datapackage.json's fields
 	// changed): statements prepared from then on go through DuckDB until
@@ -60,6 +66,29 @@ type nativeCall struct {
 	enc []nativeEnc
 	// sel: WHERE, ORDER BY, LIMIT and OFFSET, answered in Go (nil: none)
 	sel *nativeSelect
+}
+
+// used says which of the function's columns the statement reads: those
+// it sends, and those its WHERE and ORDER BY compare.
+func (c *nativeCall) used() []bool {
+	used := make([]bool, len(c.fn.Columns))
+	if c.proj == nil {
+		for i := range used {
+			used[i] = true
+		}
+	}
+	for _, p := range c.proj {
+		used[p.col] = true
+	}
+	if c.sel != nil {
+		for _, w := range c.sel.where {
+			used[w.col] = true
+		}
+		for _, o := range c.sel.order {
+			used[o.col] = true
+		}
+	}
+	return used
 }
 
 type projected struct {
@@ -344,8 +373,14 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		case args == nil && len(p.native.args) > 0:
 			done() // a NULL argument of a NullMeansNoRows function: no row
 			pt.native = [][]any{}
-		case p.native.fn.Rows != nil:
-			rows, err := p.native.fn.Rows(qctx, args)
+		case p.native.fn.RowsUsing != nil || p.native.fn.Rows != nil:
+			var rows NativeRows
+			var err error
+			if p.native.fn.RowsUsing != nil {
+				rows, err = p.native.fn.RowsUsing(qctx, args, p.native.used())
+			} else {
+				rows, err = p.native.fn.Rows(qctx, args)
+			}
 			done()
 			if err != nil {
 				return err
