@@ -105,8 +105,8 @@ func InstallFunctionDocs(ctx context.Context, db *sql.DB) error {
 			}
 			if i < len(d.Args) {
 				args = append(args, quoteIdentIfNeeded(d.Args[i])+" "+t)
-			} else { // a named argument: optional, as PostgreSQL shows a default
-				args = append(args, quoteIdentIfNeeded(named[i-len(d.Args)])+" "+t+" DEFAULT NULL")
+			} else { // a named argument: optional, '' when left out (IngestMacro)
+				args = append(args, quoteIdentIfNeeded(named[i-len(d.Args)])+" "+t+" DEFAULT ''::"+t)
 			}
 		}
 		result := ""

@@ -175,6 +175,12 @@ func TestCDXKeptColumns(t *testing.T) {
 	if got := strings.Count(body, "\n"); got < len(detected) || got >= len(lines) {
 		t.Fatalf("collapse=mime-detected: %d lines of %d", got, len(lines))
 	}
+	// pages joined by their resume keys (which carry a collapse on one)
+	// are the whole answer
+	cdxtest.CheckPaging(t, get, []string{
+		"url=missiondefrance.fr&matchType=domain&collapse=languages&filter=mime-detected:text/html",
+		"url=missiondefrance.fr&matchType=domain&fl=urlkey,timestamp,languages&filter=languages:fra,ltz",
+	})
 	body = ok("rita", "/cdx/search/cdx?url=missiondefrance.fr&matchType=domain&fl=original,mime-detected&output=json&limit=1")
 	if !strings.HasPrefix(body, `[["original","mime-detected"],`) {
 		t.Fatalf("the Wayback server's JSON header row: %s", body)
