@@ -42,8 +42,8 @@ func TestIngestKeepColumnsOverSQL(t *testing.T) {
 		{"CALL ingest('shop', '" + csv + "', keep_columns := 'url')", "22023", "reserved"},
 		{"CALL ingest('shop', '" + csv + "', keep_columns := 'status:int64')", "22023", "one of the CDX fields"},
 		{"CALL ingest('shop', '" + csv + "', keep_columns := ' , ')", "22023", "no column named"},
-		{"CALL ingest('shop', '" + csv + "', keep_columns := 'lang,nowhere')", "22023", `no column "nowhere" in header`},
-		{"CALL ingest('shop', '" + list + "', keep_columns := 'lang')", "22023", "plain list of URLs"},
+		{"CALL ingest('shop', '" + csv + "', keep_columns := 'lang,nowhere')", "22023", `keep_columns: no column "nowhere" in header`},
+		{"CALL ingest('shop', '" + list + "', keep_columns := 'lang')", "22023", "keep_columns does not apply to a plain list of URLs"},
 		// a NULL is refused as for every argument of DHSI's functions
 		// (duckdb-go would abort the server on it)
 		{"CALL ingest('shop', '" + csv + "', keep_columns := NULL)", "22004", "NULL"},

@@ -246,7 +246,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 							return udf.IngestResult{}, &udf.InvalidArgument{Err: fmt.Errorf("ingest: keep_columns: %v", err)}
 						}
 					}
-					sum, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: dataset, Files: files, KeepColumns: keep, Log: log})
+					sum, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: dataset, Files: files, KeepColumns: keep, KeepColumnsName: "keep_columns", Log: log})
 					if err != nil {
 						return udf.IngestResult{}, err
 					}
