@@ -69,12 +69,15 @@ var reservedColumns = map[string]bool{
 	"domain_prefix": true, "dataset": true, "fields": true,
 }
 
-var columnName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+// columnName: '-' too, for CDXJ's keys (Common Crawl's "mime-detected"),
+// kept under the key itself so that SQL ("mime-detected", quoted), the
+// fields JSON and the CDX API all name a field as its CDXJ line does
+var columnName = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,62}$`)
 
 // ValidateColumn says whether c may be a kept column.
 func ValidateColumn(c Column) error {
 	if !columnName.MatchString(c.Name) {
-		return fmt.Errorf("column name %q: want 1 to 63 lower-case letters, digits or '_', not starting with a digit", c.Name)
+		return fmt.Errorf("column name %q: want 1 to 63 lower-case letters, digits, '_' or '-', starting with a letter or '_'", c.Name)
 	}
 	if reservedColumns[c.Name] || strings.HasPrefix(c.Name, "dhsi_") {
 		return fmt.Errorf("column name %q is reserved (the lake's and the urls view's own columns, and names starting with dhsi_)", c.Name)

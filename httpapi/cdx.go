@@ -5,7 +5,8 @@ package httpapi
 // the URL index on the fields DHSI keeps: urlkey, timestamp, original and
 // dataset for every line, and where a dataset keeps them (CDX and CDXJ
 // inputs, issue 17 §1) statuscode, mimetype, digest, length, offset and
-// filename.
+// filename, and the other columns --keep-columns kept (under their own
+// names, as pywb prints a CDXJ line's other keys).
 //
 //	GET /cdx?url=…             pywb's flavour (CDXJ by default)
 //	GET /{dataset}/cdx?url=…   the same, one dataset (pywb's /{coll}/cdx)
@@ -43,6 +44,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/urlnorm"
@@ -87,14 +89,23 @@ const (
 	fieldLength
 	fieldOffset
 	fieldFilename
+	// fieldExtra + i is the query's i-th other kept column (cdxQuery.extra):
+	// a column --keep-columns kept, named as the dataset names it
+	fieldExtra cdxField = 1 << 16
 )
 
-// kept reports whether f is one of the fields a dataset may keep.
-func (f cdxField) kept() bool { return f >= fieldStatus }
+// kept reports whether f is one of the CDX fields a dataset may keep.
+func (f cdxField) kept() bool { return f >= fieldStatus && f < fieldExtra }
+
+// extra reports whether f is another kept column (--keep-columns).
+func (f cdxField) extra() bool { return f >= fieldExtra }
 
 // name is the field's name in the flavour's output (JSON keys, the JSON
-// header row).
-func (f cdxField) name(fl cdxFlavour) string {
+// header row): another kept column's is its own.
+func (cq *cdxQuery) name(f cdxField, fl cdxFlavour) string {
+	if f.extra() {
+		return cq.extra[f-fieldExtra]
+	}
 	switch f {
 	case fieldURLKey:
 		return "urlkey"
@@ -145,19 +156,48 @@ var cdxUnkept = map[string]bool{
 
 const cdxFieldList = "urlkey, timestamp, original (also named url), dataset, and where a dataset keeps them statuscode (status), mimetype (mime), digest, length, offset and filename"
 
-func lookupField(name, param string) (cdxField, error) {
+// lookupField is the field a parameter names: one of the names above, or
+// else another column a dataset may keep (--keep-columns, such as Common
+// Crawl's mime-detected), which checkKept looks for once the query's
+// datasets are known.
+func (cq *cdxQuery) lookupField(name, param string) (cdxField, error) {
 	if f, ok := cdxFieldNames[name]; ok {
 		return f, nil
 	}
-	if cdxUnkept[name] {
-		return 0, fmt.Errorf("%s: DHSI does not keep the field %q of CDX lines; it has %s", param, name, cdxFieldList)
+	if name == "" {
+		return 0, fmt.Errorf("%s: a field name is missing; DHSI's CDX lines have %s", param, cdxFieldList)
 	}
-	return 0, fmt.Errorf("%s: no field %q; DHSI's CDX lines have %s", param, name, cdxFieldList)
+	i := slices.Index(cq.extra, name)
+	if i < 0 {
+		i = len(cq.extra)
+		cq.extra = append(cq.extra, name)
+		cq.extraParam = append(cq.extraParam, param)
+	}
+	return fieldExtra + cdxField(i), nil
 }
 
 // checkKept refuses a query naming a kept field (fl, filter, collapse)
-// that none of the datasets it reads keeps: every line would say "-".
+// that none of the datasets it reads keeps: every line would say "-". A
+// name that is no CDX field and no column of those datasets is no field
+// at all. Only the datasets the principal may see are asked (ids), so a
+// column of a hidden dataset answers as one nobody keeps.
 func (cq *cdxQuery) checkKept(snap *catalog.Snapshot, ids []uint32) error {
+	for i, name := range cq.extra {
+		found := false
+		for _, id := range ids {
+			if d, ok := snap.Datasets.ByID(id); ok && catalog.ColumnIndex(d.Columns, name) >= 0 {
+				found = true
+				break
+			}
+		}
+		switch {
+		case found || len(ids) == 0: // no dataset: no line to name it
+		case cdxUnkept[name]:
+			return fmt.Errorf("%s: no dataset this query reads keeps the field %q of CDX lines (dhsi ingest --keep-columns %s would); DHSI's CDX lines have %s, and the other columns the query's datasets keep", cq.extraParam[i], name, name, cdxFieldList)
+		default:
+			return fmt.Errorf("%s: no field %q; DHSI's CDX lines have %s, and the other columns the query's datasets keep (dhsi ingest --keep-columns)", cq.extraParam[i], name, cdxFieldList)
+		}
+	}
 	var named []cdxField
 	named = append(named, cq.fields...)
 	for _, f := range cq.filters {
@@ -181,7 +221,7 @@ func (cq *cdxQuery) checkKept(snap *catalog.Snapshot, ids []uint32) error {
 			}
 		}
 		if !found && len(ids) > 0 {
-			return fmt.Errorf("field %q: no dataset this query reads keeps it (CDX and CDXJ inputs do; plain lists do not)", f.name(cq.flavour))
+			return fmt.Errorf("field %q: no dataset this query reads keeps it (CDX and CDXJ inputs do; plain lists do not)", cq.name(f, cq.flavour))
 		}
 	}
 	return nil
@@ -208,6 +248,22 @@ type cdxLine struct {
 	// where its dataset keeps none; a merged line has those of its first
 	// dataset
 	kept *[6]string
+	// other are the row's other kept columns that have a value, in its
+	// dataset's order (read when the query names one, or prints them all)
+	other []keptPair
+}
+
+// keptPair is one of a line's other kept columns and its value as text.
+type keptPair struct{ name, value string }
+
+// otherValue is the line's value of another kept column, or "-".
+func (l *cdxLine) otherValue(name string) string {
+	for _, p := range l.other {
+		if p.name == name {
+			return p.value
+		}
+	}
+	return "-"
 }
 
 // keptValue is kept field f of the line, or "-".
@@ -256,7 +312,7 @@ func (f *cdxFilter) match(v string) bool {
 // for a substring instead; for pywb [!][=|~]field:expr, a substring by
 // default, = the whole value, ~ a regex matching from the start (Python's
 // re.match). Without "field:" the filter applies to the whole line.
-func parseFilter(s string, fl cdxFlavour) (cdxFilter, error) {
+func parseFilter(s string, fl cdxFlavour, lookupField func(name, param string) (cdxField, error)) (cdxFilter, error) {
 	var f cdxFilter
 	orig := s
 	if fl == flavourIA {
@@ -342,6 +398,8 @@ type cdxQuery struct {
 	collapse      []collapseSpec
 	limit         int // < 0: the last -limit lines
 	fields        []cdxField
+	extra         []string // the other kept columns fl, filter and collapse name
+	extraParam    []string // the parameter that first named each, for errors
 	showResumeKey bool
 	resume        *resumeKey
 	datasets      []string // dataset= (names or ids), and the path's
@@ -528,7 +586,7 @@ func (a *api) parseCDXQuery(r *http.Request, fl cdxFlavour) (*cdxQuery, error) {
 		if s == "" {
 			continue
 		}
-		f, err := parseFilter(s, fl)
+		f, err := parseFilter(s, fl, cq.lookupField)
 		if err != nil {
 			return nil, err
 		}
@@ -543,7 +601,7 @@ func (a *api) parseCDXQuery(r *http.Request, fl cdxFlavour) (*cdxQuery, error) {
 			continue
 		}
 		name, n, hasN := strings.Cut(s, ":")
-		field, err := lookupField(name, fmt.Sprintf("collapse %q", s))
+		field, err := cq.lookupField(name, fmt.Sprintf("collapse %q", s))
 		if err != nil {
 			return nil, err
 		}
@@ -579,7 +637,7 @@ func (a *api) parseCDXQuery(r *http.Request, fl cdxFlavour) (*cdxQuery, error) {
 	}
 	if flv != "" {
 		for _, name := range strings.Split(flv, ",") {
-			f, err := lookupField(strings.TrimSpace(name), "fl")
+			f, err := cq.lookupField(strings.TrimSpace(name), "fl")
 			if err != nil {
 				return nil, err
 			}
@@ -810,7 +868,7 @@ func (a *api) answerCDX(r *http.Request, snap *catalog.Snapshot, ids []uint32, c
 // their state as the Wayback server's CollapseFieldFilter does.
 func (cq *cdxQuery) passCollapse(state collapseState, l *cdxLine, snap *catalog.Snapshot) bool {
 	for i, c := range cq.collapse {
-		v := fieldValue(l, c.field, snap)
+		v := cq.fieldValue(l, c.field, snap)
 		if c.n > 0 && c.n <= len(v) {
 			v = v[:c.n]
 		}
@@ -822,7 +880,10 @@ func (cq *cdxQuery) passCollapse(state collapseState, l *cdxLine, snap *catalog.
 	return true
 }
 
-func fieldValue(l *cdxLine, f cdxField, snap *catalog.Snapshot) string {
+func (cq *cdxQuery) fieldValue(l *cdxLine, f cdxField, snap *catalog.Snapshot) string {
+	if f.extra() {
+		return l.otherValue(cq.extra[f-fieldExtra])
+	}
 	switch f {
 	case fieldURLKey:
 		return l.key
@@ -903,13 +964,18 @@ func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32
 		if d, ok := snap.Datasets.ByID(id); ok {
 			name = d.Name
 		}
-		var cdxAt [6]int // where each CDX field is among the dataset's columns
+		var cdxAt [6]int  // where each CDX field is among the dataset's columns
+		var otherAt []int // where the other kept columns the query reads are
+		var cols []catalog.Column
 		withFields := false
 		if d, ok := snap.Datasets.ByID(id); ok {
+			cols = d.Columns
 			for k, c := range catalog.CDXColumns {
 				cdxAt[k] = catalog.ColumnIndex(d.Columns, c.Name)
 				withFields = withFields || cdxAt[k] >= 0
 			}
+			otherAt = cq.otherColumns(d.Columns)
+			withFields = withFields || len(otherAt) > 0
 		}
 		for offset := int64(0); ; {
 			var rows []catalog.URLRow
@@ -930,10 +996,12 @@ func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32
 			}
 			for i := range rows {
 				var kept *[6]string
+				var other []keptPair
 				if withFields {
 					kept = keptStrings(fields[i].Fields, &cdxAt)
+					other = otherPairs(fields[i].Fields, cols, otherAt)
 				}
-				l, ok := cq.lineOf(&rows[i], id, name, kept, snap)
+				l, ok := cq.lineOf(&rows[i], id, name, kept, other, snap)
 				if !ok || (after != nil && compareLines(&l, after) <= 0) {
 					continue
 				}
@@ -962,7 +1030,7 @@ func (a *api) readCDXLines(r *http.Request, snap *catalog.Snapshot, ids []uint32
 
 // lineOf is the line of one row, if it passes the match type, from/to and
 // the filters.
-func (cq *cdxQuery) lineOf(row *catalog.URLRow, id uint32, dataset string, kept *[6]string, snap *catalog.Snapshot) (cdxLine, bool) {
+func (cq *cdxQuery) lineOf(row *catalog.URLRow, id uint32, dataset string, kept *[6]string, other []keptPair, snap *catalog.Snapshot) (cdxLine, bool) {
 	authority, path, query, hasQuery := splitNormalized(row.URL)
 	host := surtHost(authority)
 	switch cq.matchType {
@@ -980,7 +1048,7 @@ func (cq *cdxQuery) lineOf(row *catalog.URLRow, id uint32, dataset string, kept 
 			return cdxLine{}, false
 		}
 	}
-	l := cdxLine{key: host + surtPath(path) + surtQuery(query, hasQuery), ts: "-", orig: row.URL, ds: []uint32{id}, kept: kept}
+	l := cdxLine{key: host + surtPath(path) + surtQuery(query, hasQuery), ts: "-", orig: row.URL, ds: []uint32{id}, kept: kept, other: other}
 	switch cq.matchType {
 	case "exact":
 		if l.key != cq.key {
@@ -1012,7 +1080,7 @@ func (cq *cdxQuery) lineOf(row *catalog.URLRow, id uint32, dataset string, kept 
 		case f.field == fieldDataset:
 			v = dataset // a row's own dataset: filters select rows before they merge
 		default:
-			v = fieldValue(&l, f.field, snap)
+			v = cq.fieldValue(&l, f.field, snap)
 		}
 		if !f.match(v) {
 			return cdxLine{}, false
@@ -1038,9 +1106,15 @@ func wholeLine(l *cdxLine, dataset string, fl cdxFlavour) string {
 	return b.String()
 }
 
-// writePywbKept writes the line's kept CDX fields that have a value, as
-// pywb's default output has every field its index line has.
+// writePywbKept writes the line's kept fields that have a value, the CDX
+// fields and then the other kept columns, as pywb's default output has
+// every field its index line has.
 func writePywbKept(b *bytes.Buffer, l *cdxLine) {
+	defer func() {
+		for _, p := range l.other {
+			writeJSONPair(b, p.name, p.value, false)
+		}
+	}()
 	if l.kept == nil {
 		return
 	}
@@ -1055,9 +1129,70 @@ func writePywbKept(b *bytes.Buffer, l *cdxLine) {
 			continue
 		}
 		if v := l.kept[f-fieldStatus]; v != "" {
-			writeJSONPair(b, f.name(flavourPywb), v, false)
+			writeJSONPair(b, catalog.CDXColumns[f-fieldStatus].Name, v, false)
 		}
 	}
+}
+
+// otherColumns are the positions among a dataset's columns of the other
+// kept columns the query reads: those fl, filter and collapse name, and
+// every one where pywb's default output prints a line's fields (or a
+// filter matches the whole line). A column named as one of the CDX API's
+// own fields (timestamp, original, ...) is shadowed by it: never read.
+func (cq *cdxQuery) otherColumns(cols []catalog.Column) []int {
+	all := cq.flavour == flavourPywb && cq.fields == nil && cq.output != "text"
+	for _, f := range cq.filters {
+		all = all || f.whole && cq.flavour == flavourPywb
+	}
+	var at []int
+	for i, c := range cols {
+		if _, cdx := catalog.IsCDXColumn(c.Name); cdx {
+			continue
+		}
+		if _, shadowed := cdxFieldNames[c.Name]; shadowed {
+			continue
+		}
+		if all || slices.Contains(cq.extra, c.Name) {
+			at = append(at, i)
+		}
+	}
+	return at
+}
+
+// otherPairs are a row's values of the columns at, as text, NULLs left
+// out.
+func otherPairs(vals []any, cols []catalog.Column, at []int) []keptPair {
+	var out []keptPair
+	for _, i := range at {
+		if i >= len(vals) || vals[i] == nil {
+			continue
+		}
+		if v, ok := fieldText(vals[i]); ok {
+			out = append(out, keptPair{cols[i].Name, v})
+		}
+	}
+	return out
+}
+
+// fieldText is a kept field's value as CDX text: integers and numbers in
+// decimal (the shortest form that reads back), booleans as true/false, a
+// timestamp in RFC 3339 (UTC), as the JSON API's fields give them.
+func fieldText(v any) (string, bool) {
+	switch x := v.(type) {
+	case int32:
+		return strconv.FormatInt(int64(x), 10), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano), true
+	case string:
+		return x, true
+	}
+	return "", false
 }
 
 // keptStrings are a row's CDX fields as CDX text ("" for NULL).
@@ -1068,17 +1203,11 @@ func keptStrings(vals []any, at *[6]int) *[6]string {
 		if i < 0 || i >= len(vals) || vals[i] == nil {
 			continue
 		}
-		switch v := vals[i].(type) {
-		case int32:
-			out[k] = strconv.FormatInt(int64(v), 10)
-		case int64:
-			out[k] = strconv.FormatInt(v, 10)
-		case string:
-			out[k] = v
-		default:
+		v, ok := fieldText(vals[i])
+		if !ok {
 			continue
 		}
-		any = true
+		out[k], any = v, true
 	}
 	if !any {
 		return nil
@@ -1121,7 +1250,7 @@ func (w *cdxWriter) columns(l *cdxLine) (names, values []string) {
 			return iaDefault, nil
 		}
 		for _, f := range iaDefaultFields {
-			values = append(values, fieldValue(l, f, w.snap))
+			values = append(values, w.cq.fieldValue(l, f, w.snap))
 		}
 		return iaDefault, values
 	}
@@ -1130,9 +1259,9 @@ func (w *cdxWriter) columns(l *cdxLine) (names, values []string) {
 		fields = pywbDefault
 	}
 	for _, f := range fields {
-		names = append(names, f.name(w.cq.flavour))
+		names = append(names, w.cq.name(f, w.cq.flavour))
 		if l != nil {
-			values = append(values, fieldValue(l, f, w.snap))
+			values = append(values, w.cq.fieldValue(l, f, w.snap))
 		}
 	}
 	return names, values
@@ -1183,7 +1312,7 @@ func (w *cdxWriter) line(l *cdxLine) {
 			if f == fieldURLKey || f == fieldTimestamp {
 				continue // in the line's prefix, as pywb writes CDXJ
 			}
-			writeJSONPair(b, f.name(flavourPywb), fieldValue(l, f, w.snap), first)
+			writeJSONPair(b, w.cq.name(f, flavourPywb), w.cq.fieldValue(l, f, w.snap), first)
 			first = false
 			if f == fieldOriginal && w.cq.fields == nil {
 				writePywbKept(b, l)
@@ -1197,7 +1326,7 @@ func (w *cdxWriter) line(l *cdxLine) {
 			fields = pywbDefault
 		}
 		for i, f := range fields {
-			writeJSONPair(b, f.name(flavourPywb), fieldValue(l, f, w.snap), i == 0)
+			writeJSONPair(b, w.cq.name(f, flavourPywb), w.cq.fieldValue(l, f, w.snap), i == 0)
 			if f == fieldOriginal && w.cq.fields == nil {
 				writePywbKept(b, l)
 			}

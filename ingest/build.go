@@ -70,6 +70,9 @@ type Options struct {
 	// CDXJ inputs kept for each URL besides the URL and its timestamp
 	// (CDX and CDXJ inputs always keep catalog.CDXColumns).
 	KeepColumns []KeepColumn
+	// KeepColumnsName is what errors call KeepColumns: "--keep-columns"
+	// when empty (dhsi ingest), "keep_columns" for CALL ingest
+	KeepColumnsName string
 
 	columns []catalog.Column // the batch's dataset's columns (planColumns)
 
@@ -381,6 +384,9 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 		mark = time.Now()
 	}
 	plan := newFieldPlan(o.columns, keepNames(o.KeepColumns))
+	if plan != nil {
+		plan.flag = o.KeepColumnsName
+	}
 	if err := readAll(ctx, o, inputs, lake, plan, shard.Default(), sum, reject); err != nil {
 		return staged{}, err
 	}

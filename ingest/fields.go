@@ -67,6 +67,9 @@ type fieldPlan struct {
 	keep  []string
 	seen  []bool // per column: some input had it (JSON lines, CDXJ)
 	infer []uint8
+	// flag names the option that asked for keep in errors ("" is
+	// "--keep-columns")
+	flag string
 	// notTyped counts CDX field values that did not parse (kept as NULL)
 	notTyped int64
 }
@@ -273,11 +276,11 @@ func planColumns(ctx context.Context, o Options, files []string, have []catalog.
 		case FormatCDX, FormatCDXJ:
 			cdx = true
 			if len(o.KeepColumns) > 0 && format == FormatCDX {
-				return nil, fmt.Errorf("%s: --keep-columns does not apply to a classic CDX input, which keeps its fixed fields (docs/format/lake.md)", f)
+				return nil, fmt.Errorf("%s: %s does not apply to a classic CDX input, which keeps its fixed fields (docs/format/lake.md)", f, keepColumnsName(o.KeepColumnsName))
 			}
 		case FormatList:
 			if len(o.KeepColumns) > 0 {
-				return nil, fmt.Errorf("%s: --keep-columns does not apply to a plain list of URLs, which has no other column", f)
+				return nil, fmt.Errorf("%s: %s does not apply to a plain list of URLs, which has no other column", f, keepColumnsName(o.KeepColumnsName))
 			}
 		}
 	}
@@ -312,7 +315,7 @@ func planColumns(ctx context.Context, o Options, files []string, have []catalog.
 		for i, n := range infer {
 			tmp[i] = catalog.Column{Name: n, Type: catalog.TypeString}
 		}
-		p := &fieldPlan{cols: tmp, keep: infer, seen: make([]bool, len(tmp)), infer: make([]uint8, len(tmp))}
+		p := &fieldPlan{cols: tmp, keep: infer, seen: make([]bool, len(tmp)), infer: make([]uint8, len(tmp)), flag: o.KeepColumnsName}
 		for i := range p.infer {
 			p.infer[i] = canAll
 		}
@@ -340,6 +343,16 @@ func planColumns(ctx context.Context, o Options, files []string, have []catalog.
 	return catalog.MergeColumns(cols, keep)
 }
 
+// flagName is what errors call the columns asked for.
+func (p *fieldPlan) flagName() string { return keepColumnsName(p.flag) }
+
+func keepColumnsName(s string) string {
+	if s == "" {
+		return "--keep-columns"
+	}
+	return s
+}
+
 // unseen is an error naming the --keep-columns columns no input had.
 func (p *fieldPlan) unseen() error {
 	if p == nil {
@@ -352,7 +365,7 @@ func (p *fieldPlan) unseen() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("--keep-columns: no input has a column %s", strings.Join(missing, ", "))
+		return fmt.Errorf("%s: no input has a column %s", p.flagName(), strings.Join(missing, ", "))
 	}
 	return nil
 }

@@ -93,10 +93,14 @@ func TestKeepColumns(t *testing.T) {
 			t.Fatalf("an ingest refused for an unknown column wrote %s/", d)
 		}
 	}
-	for _, bad := range []string{"url", "ts:int64", "Lang", "dhsi_x", "status:string", "n:int128"} {
+	for _, bad := range []string{"url", "ts:int64", "Lang", "dhsi_x", "status:string", "n:int128", "-x", "9x", "a.b", `a"b`, "a b"} {
 		if _, err := ParseKeepColumns(bad); err == nil {
 			t.Errorf("--keep-columns %s is accepted", bad)
 		}
+	}
+	// CDXJ's keys with '-' (Common Crawl's mime-detected) keep their name
+	if ks, err := ParseKeepColumns("mime-detected,content-length:int64"); err != nil || len(ks) != 2 || ks[0].Name != "mime-detected" || ks[1] != (KeepColumn{"content-length", "int64"}) {
+		t.Errorf("--keep-columns mime-detected,content-length:int64: %v %v", ks, err)
 	}
 
 	// JSON lines, inferred: int64, double, bool, timestamp, string; the

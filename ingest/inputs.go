@@ -368,7 +368,7 @@ func scanCSV(name string, r io.Reader, tab bool, plan *fieldPlan, emit func(Reco
 				}
 			}
 			if at < 0 {
-				return fmt.Errorf("%s: --keep-columns: no column %q in header %q", name, k, header)
+				return fmt.Errorf("%s: %s: no column %q in header %q", name, plan.flagName(), k, header)
 			}
 			keepAt = append(keepAt, [2]int{at, plan.index(k)})
 			plan.markSeen(k) // the header has it, whatever its values
@@ -466,7 +466,7 @@ func scanParquet(ctx context.Context, path, memoryLimit string, plan *fieldPlan,
 				}
 			}
 			if found == "" {
-				return fmt.Errorf("%s: --keep-columns: no column %q among %q", filepath.Base(path), k, cols)
+				return fmt.Errorf("%s: %s: no column %q among %q", filepath.Base(path), plan.flagName(), k, cols)
 			}
 			keepSQL += ", CAST(" + quoteIdent(found) + " AS VARCHAR)"
 			keepIdx = append(keepIdx, plan.index(k))

@@ -36,10 +36,11 @@ type NativeFunction struct {
 	// rows from these.
 	Rows func(ctx context.Context, args []any) (NativeRows, error)
 	// RowsUsing, when set, is Rows told which columns the statement reads
-	// (used[i] for Columns[i]; selected, filtered or sorted on): the
-	// server never asks for a cell of another, so the function may leave
-	// those unread (the urls view's kept fields, decoded apart). The
-	// server calls it before Rows.
+	// (used[i] for Columns[i]: in its select list, WHERE or ORDER BY),
+	// and the native path calls it instead: the server never asks for a
+	// cell of another column, so the function may leave those unread (the
+	// urls view's kept fields, decoded apart; dataset_domains' url_count,
+	// a postings lookup per domain).
 	RowsUsing func(ctx context.Context, args []any, used []bool) (NativeRows, error)
 	// Stale, when set and true, says Columns no longer describe what the
 	// function answers (domain_record after datapackage.json's fields

@@ -48,6 +48,7 @@ func guardNullArgs(toks []pgsql.Token, funcs, lookups []string) []pgsql.Token {
 		name := strings.ToLower(toks[i].Text)
 		lookup := slices.Contains(lookups, name)
 		for n, a := range args {
+			a[0] = namedArgValue(toks, a) // name := value: the value
 			if !lookup && simpleArg(toks[a[0]:a[1]]) {
 				continue
 			}
@@ -81,6 +82,30 @@ func guardNullArgs(toks []pgsql.Token, funcs, lookups []string) []pgsql.Token {
 		return toks
 	}
 	return append(out, toks[copied:]...)
+}
+
+// namedArgValue is where the value of argument a starts: after "name :="
+// (or "=>") for a named argument, else at its start.
+func namedArgValue(toks []pgsql.Token, a [2]int) int {
+	seen := 0
+	for k := a[0]; k < a[1]; k++ {
+		if toks[k].Kind == pgsql.Space || toks[k].Kind == pgsql.Comment {
+			continue
+		}
+		switch seen {
+		case 0:
+			if toks[k].Kind != pgsql.Ident && toks[k].Kind != pgsql.QIdent {
+				return a[0]
+			}
+		case 1:
+			if toks[k].Text == ":=" || toks[k].Text == "=>" {
+				return k + 1
+			}
+			return a[0]
+		}
+		seen++
+	}
+	return a[0]
 }
 
 // synth is a token of SQL text made here (it has no source position).

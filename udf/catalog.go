@@ -19,6 +19,10 @@ type FunctionDoc struct {
 	Description string
 }
 
+// NamedArgs are the functions' named arguments (name := value), each
+// optional; DuckDB lists them after the positional ones.
+var NamedArgs = map[string][]string{"ingest": {"keep_columns"}}
+
 // FunctionDocs are DHSI's functions. TestFunctionDocs checks that every
 // registered function has one, with as many names as it has arguments.
 var FunctionDocs = []FunctionDoc{
@@ -37,7 +41,8 @@ var FunctionDocs = []FunctionDoc{
 	{"compact_all", nil, nil, "merge every shard's pending domain records (writer)"},
 	{"inbox_put", []string{"domain", "record"}, []string{"'example.com'", "'{}'"}, "land one domain record in the inbox (writer)"},
 	{"reshard", []string{"width"}, []string{"2"}, "move the domain-record shards to a new width, 1 to 4 hex characters (admin)"},
-	{"ingest", []string{"dataset", "files"}, []string{"'d'", "'f'"}, "ingest URL files on the server into a dataset (writer)"},
+	{"ingest", []string{"dataset", "files"}, []string{"'d'", "'f'"}, "ingest URL files on the server into a dataset (writer); keep_columns := 'name[:type],...' keeps input columns, as dhsi ingest --keep-columns"},
+	{"dhsi_ingest", []string{"dataset", "files", "keep_columns"}, []string{"'d'", "'f'", "''"}, "what CALL ingest runs, every argument given ('' for none)"},
 	{"grant_dataset", []string{"dataset", "grantee"}, []string{"'d'", "'u'"}, "let a user or role see a dataset (admin)"},
 	{"revoke_dataset", []string{"dataset", "grantee"}, []string{"'d'", "'u'"}, "stop a user or role seeing a dataset (admin)"},
 	{"shard_id", []string{"domain"}, nil, "the domain-record shard a domain's record lives in, under the store's layout"},
@@ -86,8 +91,9 @@ func InstallFunctionDocs(ctx context.Context, db *sql.DB) error {
 		if err != nil {
 			return fmt.Errorf("describe %s: %w", d.Name, err)
 		}
-		if len(params) != len(d.Args) {
-			return fmt.Errorf("describe %s: %d arguments, documented %d", d.Name, len(params), len(d.Args))
+		named := NamedArgs[d.Name]
+		if len(params) != len(d.Args)+len(named) {
+			return fmt.Errorf("describe %s: %d arguments, documented %d", d.Name, len(params), len(d.Args)+len(named))
 		}
 		var args []string
 		for i, p := range params {
@@ -98,7 +104,11 @@ func InstallFunctionDocs(ctx context.Context, db *sql.DB) error {
 			if err != nil {
 				return err
 			}
-			args = append(args, quoteIdentIfNeeded(d.Args[i])+" "+t)
+			if i < len(d.Args) {
+				args = append(args, quoteIdentIfNeeded(d.Args[i])+" "+t)
+			} else { // a named argument: optional, '' when left out (IngestMacro)
+				args = append(args, quoteIdentIfNeeded(named[i-len(d.Args)])+" "+t+" DEFAULT ''::"+t)
+			}
 		}
 		result := ""
 		if kind == "table" || kind == "table_macro" {

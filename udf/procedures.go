@@ -37,7 +37,7 @@ type Procedures struct {
 	Observe func(compiler.Result)
 	// Ingest runs an ingest of server-side files into a dataset (CALL
 	// ingest); nil leaves it unregistered.
-	Ingest func(ctx context.Context, dataset string, files []string) (IngestResult, error)
+	Ingest func(ctx context.Context, dataset string, files []string, opts IngestOptions) (IngestResult, error)
 	// Timeout bounds one call (default 10 minutes).
 	Timeout time.Duration
 	// Grants, when set, registers grant_dataset and revoke_dataset.
@@ -51,6 +51,7 @@ type Procedures struct {
 // statement checks and the procedures themselves both enforce them.
 var ProcedureRoles = map[string]access.Role{
 	"inbox_put": access.Writer, "compact_shard": access.Writer, "compact_all": access.Writer, "ingest": access.Writer,
+	"dhsi_ingest":   access.Writer, // what the ingest macro calls
 	"grant_dataset": access.Admin, "revoke_dataset": access.Admin,
 	// a resharding rewrites every shard of the store: the operator's call
 	"reshard": access.Admin,
@@ -85,6 +86,13 @@ type ReshardResult struct {
 // it is now (compiler.WithCurrentLayout).
 func (p Procedures) withCompiler(ctx context.Context, work func(*compiler.Compiler) error) error {
 	return compiler.WithCurrentLayout(func() (*compiler.Compiler, error) { return p.Compiler(ctx) }, work)
+}
+
+// IngestOptions are CALL ingest's named arguments.
+type IngestOptions struct {
+	// KeepColumns is keep_columns := 'name[:type],...', dhsi ingest's
+	// --keep-columns ("" when not given); Ingest parses it.
+	KeepColumns string
 }
 
 // IngestResult is the row of CALL ingest.
@@ -251,11 +259,19 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 		}
 	}
 	if p.Ingest != nil {
-		fns["ingest"] = duckdb.ChunkTableFunction{
-			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar}},
+		// CALL ingest is the table macro IngestMacro over this function,
+		// which takes every option positionally: duckdb-go (v2.10505.0)
+		// fails the bind of a call that leaves out a named argument of a
+		// Go table function ("unsupported data type: INVALID"), and
+		// registers one function per name, so ingest(d, f) and
+		// ingest(d, f, keep_columns := k) cannot both be Go functions
+		fns["dhsi_ingest"] = duckdb.ChunkTableFunction{
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar, varchar}},
 			BindArgumentsContext: bindAs("ingest", func(caller access.Principal, args []any) (*lazyRows, error) {
 				dataset, _ := args[0].(string)
 				paths, _ := args[1].(string)
+				var opts IngestOptions
+				opts.KeepColumns, _ = args[2].(string)
 				cols := []duckdb.ColumnInfo{{Name: "version", T: varchar}, {Name: "dataset", T: varchar}, {Name: "dataset_id", T: bigint},
 					{Name: "read", T: bigint}, {Name: "normalized", T: bigint}, {Name: "written", T: bigint}, {Name: "rejected", T: bigint}, {Name: "rejects", T: varchar}}
 				return &lazyRows{cols: cols, timeout: p.Timeout, run: func(ctx context.Context) ([][]any, error) {
@@ -278,7 +294,7 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 							return nil, err
 						}
 					}
-					r, err := p.Ingest(ctx, dataset, files)
+					r, err := p.Ingest(ctx, dataset, files, opts)
 					if err != nil {
 						return nil, err
 					}
@@ -319,8 +335,22 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
+	// the server's database file keeps a macro: replaced at every start,
+	// dropped when this server has no ingest
+	macro := "DROP MACRO TABLE IF EXISTS ingest"
+	if p.Ingest != nil {
+		macro = IngestMacro
+	}
+	if _, err := conn.ExecContext(ctx, macro); err != nil {
+		return fmt.Errorf("create the ingest macro: %w", err)
+	}
 	return nil
 }
+
+// IngestMacro is CALL ingest(dataset, files [, keep_columns := 'name[:type],...']):
+// dhsi ingest's flags as named arguments, each optional.
+const IngestMacro = `CREATE OR REPLACE MACRO ingest(dataset, files, keep_columns := '') AS TABLE
+	SELECT * FROM dhsi_ingest(dataset, files, coalesce(keep_columns, ''))`
 
 // recordFields parses inbox_put's JSON object into field texts.
 func recordFields(s string) (map[string]string, error) {

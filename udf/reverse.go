@@ -121,8 +121,10 @@ func (f URLIndexFuncs) resolveReverse(ctx context.Context, args []any) (*reverse
 }
 
 // fill computes the rows of domain ids: each domain and, per operand, its
-// URL count in that dataset (-1 where the domain is not in it: NULL).
-func (c *reverseCall) fill(ids []uint32, domains []string, counts [][]int64) error {
+// URL count in that dataset (-1 where the domain is not in it: NULL). A
+// count the statement does not read (!need[k]) is not looked up: the
+// postings lookup per domain is most of a call's work.
+func (c *reverseCall) fill(ids []uint32, domains []string, counts [][]int64, need []bool) error {
 	for i, id := range ids {
 		d, err := c.snap.DomainName(id)
 		if err != nil {
@@ -131,7 +133,7 @@ func (c *reverseCall) fill(ids []uint32, domains []string, counts [][]int64) err
 		domains[i] = d
 		for k, bm := range c.operands {
 			counts[k][i] = -1
-			if len(c.operands) > 1 && !bm.Contains(id) {
+			if !need[k] || len(c.operands) > 1 && !bm.Contains(id) {
 				continue
 			}
 			n, err := c.snap.URLCount(d, c.datasets[k])
@@ -174,10 +176,27 @@ func (r *reverseRows) Cell(row, col int) sqlserver.NativeValue {
 
 // reverseNativeRows computes a reverse call's rows for the native path.
 func (f URLIndexFuncs) reverseNativeRows(ctx context.Context, args []any) (sqlserver.NativeRows, error) {
+	return f.reverseNativeRowsUsing(ctx, args, nil)
+}
+
+// needCounts says which operands' url_count columns a statement reads,
+// from the columns it uses (domain, then a count per operand; nil: all).
+func needCounts(used []bool, operands int) []bool {
+	need := make([]bool, operands)
+	for k := range need {
+		need[k] = used == nil || 1+k < len(used) && used[1+k]
+	}
+	return need
+}
+
+// reverseNativeRowsUsing is reverseNativeRows computing only the counts
+// the statement reads (sqlserver.NativeFunction.RowsUsing).
+func (f URLIndexFuncs) reverseNativeRowsUsing(ctx context.Context, args []any, used []bool) (sqlserver.NativeRows, error) {
 	c, err := f.resolveReverse(ctx, args)
 	if err != nil || c == nil {
 		return nil, err
 	}
+	need := needCounts(used, len(c.operands))
 	r := &reverseRows{c: c, ids: c.ids.ToArray(), counts: make([][]int64, len(c.operands))}
 	for k := range r.counts {
 		r.counts[k] = make([]int64, len(r.ids))
@@ -192,7 +211,7 @@ func (f URLIndexFuncs) reverseNativeRows(ctx context.Context, args []any) (sqlse
 		for k := range sub {
 			sub[k] = r.counts[k][lo:hi]
 		}
-		if err := c.fill(r.ids[lo:hi], domains[:hi-lo], sub); err != nil {
+		if err := c.fill(r.ids[lo:hi], domains[:hi-lo], sub, need); err != nil {
 			return nil, err
 		}
 	}
@@ -216,23 +235,27 @@ func (f URLIndexFuncs) reverseRunFor(cols []sqlserver.NativeColumn) func(ctx con
 func (f URLIndexFuncs) reverseNative() map[string]sqlserver.NativeFunction {
 	return map[string]sqlserver.NativeFunction{
 		"dataset_domains": {
-			Args:    []duckdb.Type{duckdb.TYPE_INTEGER},
-			Columns: datasetDomainsColumns,
-			Run:     f.reverseRunFor(datasetDomainsColumns),
-			Rows:    f.reverseNativeRows,
+			Args:      []duckdb.Type{duckdb.TYPE_INTEGER},
+			Columns:   datasetDomainsColumns,
+			Run:       f.reverseRunFor(datasetDomainsColumns),
+			Rows:      f.reverseNativeRows,
+			RowsUsing: f.reverseNativeRowsUsing,
 		},
 		"dataset_domains_set": {
-			Args:    []duckdb.Type{duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER},
-			Columns: datasetDomainsSetColumns,
-			Run:     f.reverseRunFor(datasetDomainsSetColumns),
-			Rows:    f.reverseNativeRows,
+			Args:      []duckdb.Type{duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER},
+			Columns:   datasetDomainsSetColumns,
+			Run:       f.reverseRunFor(datasetDomainsSetColumns),
+			Rows:      f.reverseNativeRows,
+			RowsUsing: f.reverseNativeRowsUsing,
 		},
 	}
 }
 
 // reverseTableFunction is one of the two as a DuckDB table function that
 // streams: a chunk of rows at a time, so a dataset of millions of domains
-// never has its rows boxed at once.
+// never has its rows boxed at once. A URL count DuckDB does not read
+// (SELECT domain FROM dataset_domains(1), count(*)) is not looked up
+// (bigintProjected).
 func (f URLIndexFuncs) reverseTableFunction(nf sqlserver.NativeFunction, t func(duckdb.Type) duckdb.TypeInfo) duckdb.ChunkTableFunction {
 	argTypes, cols := duckSignature(nf, t)
 	return duckdb.ChunkTableFunction{
@@ -241,6 +264,20 @@ func (f URLIndexFuncs) reverseTableFunction(nf sqlserver.NativeFunction, t func(
 			return &reverseSource{f: f, cols: cols, args: args, principal: access.FromContext(ctx)}, nil
 		},
 	}
+}
+
+// bigintProjected reports whether DuckDB reads column col, a BIGINT, of
+// the chunks it asks a table function for. duckdb-go (v2.10505.0) pushes
+// projections into every table function, and drops what SetValue writes
+// to a column DuckDB does not read, but says which columns those are only
+// to row functions (Row.IsProjected), which cannot write a BIGINT NULL
+// (dataset_domains_set's counts). A chunk's GetValue of such a column is
+// an "unprojected column" error; of a column DuckDB reads it is the cell,
+// harmless to read for a BIGINT whatever its bits. Any other answer counts
+// as read.
+func bigintProjected(chunk duckdb.DataChunk, col int) bool {
+	_, err := chunk.GetValue(col, 0)
+	return err == nil || !strings.Contains(err.Error(), "unprojected column")
 }
 
 // reverseSource streams a reverse call's rows into DuckDB. Each execution
@@ -254,6 +291,7 @@ type reverseSource struct {
 	started bool
 	c       *reverseCall
 	it      roaring.ManyIntIterable
+	need    []bool // the counts DuckDB reads
 	ids     []uint32
 	domains []string
 	counts  [][]int64
@@ -282,8 +320,10 @@ func (s *reverseSource) FillChunk(chunk duckdb.DataChunk) (err error) {
 			s.ids = make([]uint32, chunkRows)
 			s.domains = make([]string, chunkRows)
 			s.counts = make([][]int64, len(s.c.operands))
+			s.need = make([]bool, len(s.c.operands))
 			for k := range s.counts {
 				s.counts[k] = make([]int64, chunkRows)
+				s.need[k] = bigintProjected(chunk, 1+k)
 			}
 		}
 	}
@@ -291,7 +331,7 @@ func (s *reverseSource) FillChunk(chunk duckdb.DataChunk) (err error) {
 		return chunk.SetSize(0)
 	}
 	n := s.it.NextMany(s.ids)
-	if err := s.c.fill(s.ids[:n], s.domains[:n], s.counts); err != nil {
+	if err := s.c.fill(s.ids[:n], s.domains[:n], s.counts, s.need); err != nil {
 		return err
 	}
 	for i := range n {
@@ -299,6 +339,9 @@ func (s *reverseSource) FillChunk(chunk duckdb.DataChunk) (err error) {
 			return err
 		}
 		for k := range s.counts {
+			if !s.need[k] {
+				continue
+			}
 			var v any
 			if c := s.counts[k][i]; c >= 0 {
 				v = c

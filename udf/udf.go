@@ -104,7 +104,7 @@ func (f *shardID) Executor() duckdb.ScalarFuncExecutor {
 // TableFunctions are the names of DHSI's table functions. duckdb-go reads
 // their arguments at bind time without a NULL check, so the server refuses
 // NULL arguments to them (sqlserver.Config.NullUnsafeFunctions).
-var TableFunctions = []string{"compact_shard", "compact_all", "inbox_put", "ingest", "reshard", "grant_dataset", "revoke_dataset", "domain_datasets", "domain_urls", "domain_url_fields", "dataset_domains", "dataset_domains_set", URLsByDomainFunction, URLsByDomainDatasetFunction, URLsScanFunction, "dhsi_datasets", "dhsi_dataset_grants"}
+var TableFunctions = []string{"compact_shard", "compact_all", "inbox_put", "ingest", "dhsi_ingest", "reshard", "grant_dataset", "revoke_dataset", "domain_datasets", "domain_urls", "domain_url_fields", "dataset_domains", "dataset_domains_set", URLsByDomainFunction, URLsByDomainDatasetFunction, URLsScanFunction, "dhsi_datasets", "dhsi_dataset_grants"}
 
 // ReaderTableFunctions are DHSI's table functions every role may call: each
 // answers only what the caller's grants let it see (access A3).

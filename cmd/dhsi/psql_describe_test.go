@@ -33,6 +33,7 @@ func TestPsqlDescribesDHSI(t *testing.T) {
 			"public|domain_datasets|TABLE(dataset_id integer, dataset text, url_count bigint)|domain text|func",
 			"public|shard_id|text|domain text|func",
 			"public|reshard|TABLE(from_width bigint, to_width bigint, status text,",
+			`|dataset text, files text, keep_columns text DEFAULT ''::text|func`,
 		}},
 		{`\sf shard_id`, []string{"CREATE OR REPLACE FUNCTION public.shard_id(domain text)", " RETURNS text", "the domain-record shard a domain's record lives in"}},
 		{`\sf domain_urls`, []string{` RETURNS TABLE(url_id numeric, url text, ts timestamp without time zone)`}},

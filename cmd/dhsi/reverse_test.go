@@ -243,6 +243,53 @@ func TestDatasetDomains(t *testing.T) {
 				}
 			}
 		})
+		t.Run("a column alone, or in WHERE and ORDER BY, answers as in SELECT * (counts DuckDB does not read are not looked up), "+name, func(t *testing.T) {
+			mode := pgx.QueryExecModeCacheStatement
+			a, b := ids[0], ids[1]
+			full := allRows(t, c, mode, "SELECT * FROM dataset_domains_set($1, 'or', $2)", a, b)
+			column := func(rows [][]any, cols ...int) string {
+				var out []string
+				for _, r := range rows {
+					var f []any
+					for _, k := range cols {
+						f = append(f, r[k])
+					}
+					out = append(out, fmt.Sprint(f...))
+				}
+				return strings.Join(out, "\n")
+			}
+			for q, cols := range map[string][]int{
+				"SELECT domain FROM dataset_domains_set($1, 'or', $2)":                 {0},
+				"SELECT url_count_b FROM dataset_domains_set($1, 'or', $2)":            {2},
+				"SELECT url_count_a, domain FROM dataset_domains_set($1, 'or', $2)":    {1, 0},
+				"SELECT domain FROM dataset_domains_set($1, 'or', $2) ORDER BY domain": {0},
+			} {
+				if got, want := column(allRows(t, c, mode, q, a, b), 0, len(cols)-1), column(full, cols[0], cols[len(cols)-1]); got != want {
+					t.Fatalf("%s:\n%s\nwant\n%s", q, got, want)
+				}
+			}
+			// a count read only by WHERE or ORDER BY is read
+			var big, byCount []string
+			single := allRows(t, c, mode, "SELECT * FROM dataset_domains($1)", a)
+			for _, r := range single {
+				if r[1].(int64) > 1 {
+					big = append(big, r[0].(string))
+				}
+			}
+			slices.SortStableFunc(single, func(x, y []any) int { return int(y[1].(int64) - x[1].(int64)) })
+			for _, r := range single {
+				byCount = append(byCount, r[0].(string))
+			}
+			if got := column(allRows(t, c, mode, "SELECT domain FROM dataset_domains($1) WHERE url_count > 1", a), 0); got != strings.Join(big, "\n") || len(big) == 0 {
+				t.Fatalf("WHERE url_count > 1: %q, want %q", got, big)
+			}
+			if got := column(allRows(t, c, mode, "SELECT domain FROM dataset_domains($1) ORDER BY url_count DESC, domain", a), 0); got != strings.Join(byCount, "\n") {
+				t.Fatalf("ORDER BY url_count DESC:\n%s\nwant\n%s", got, strings.Join(byCount, "\n"))
+			}
+			if n := one[int64](t, c, "SELECT count(*) FROM dataset_domains($1)", a); n != int64(len(single)) {
+				t.Fatalf("count(*): %d, want %d", n, len(single))
+			}
+		})
 		t.Run("the SQL names of the operations are the same operations, "+name, func(t *testing.T) {
 			for alias, op := range map[string]string{"intersect": "and", "UNION": "or", " except ": "andnot", "XOR": "xor"} {
 				got, err := reverseRows(t, c, "SELECT * FROM dataset_domains_set($1, $2, $3)", ids[0], alias, ids[1])

@@ -239,8 +239,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				}
 				procs.Grants = grants
 				procs.CheckIngestFiles = checkIngest
-				procs.Ingest = func(ctx context.Context, dataset string, files []string) (udf.IngestResult, error) {
-					sum, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: dataset, Files: files, Log: log})
+				procs.Ingest = func(ctx context.Context, dataset string, files []string, o udf.IngestOptions) (udf.IngestResult, error) {
+					var keep []ingest.KeepColumn
+					if o.KeepColumns != "" {
+						var err error
+						if keep, err = ingest.ParseKeepColumns(o.KeepColumns); err != nil {
+							return udf.IngestResult{}, &udf.InvalidArgument{Err: fmt.Errorf("ingest: keep_columns: %v", err)}
+						}
+					}
+					sum, err := ingest.Run(ctx, ingest.Options{Store: st, Dataset: dataset, Files: files, KeepColumns: keep, KeepColumnsName: "keep_columns", Log: log})
 					if err != nil {
 						return udf.IngestResult{}, err
 					}

@@ -100,6 +100,12 @@ CALL inbox_put('bypass-suite.example', '{"company_name": "x"}');
 -- name: ingest of a host file is for admins (no --ingest-dir)
 -- expect: reader=42501 writer=42501
 CALL ingest('stolen', '/etc/passwd');
+-- name: ingest with keep_columns is the same ingest
+-- expect: reader=42501 writer=42501
+CALL ingest('stolen', '/etc/passwd', keep_columns := 'root');
+-- name: the function under the ingest macro checks the same rights
+-- expect: reader=42501 writer=42501
+CALL dhsi_ingest('stolen', '/etc/passwd', '');
 -- name: an unknown CALL
 -- expect: nonadmin=42501
 CALL checkpoint();
