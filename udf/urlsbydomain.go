@@ -75,17 +75,7 @@ func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo,
 	return duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: args},
 		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			// the view's columns as the server last made it: the lake's,
-			// then its kept fields (bound per statement, so a new view's
-			// columns reach the next statement)
-			cols := slices.Clip(lakeCols)
-			var extra []ViewColumn
-			if f.URLsViewExtra != nil {
-				extra = f.URLsViewExtra()
-			}
-			for _, c := range extra {
-				cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(duckTypeOfSQL(c.SQLType))})
-			}
+			cols, extra := f.viewColumnInfos(lakeCols, t)
 			s := &urlsByDomainSource{f: f, cols: cols, extra: extra, principal: access.FromContext(ctx), dataset: -1}
 			if d, ok := args[0].(string); ok {
 				s.domain, s.hasDomain = d, true
@@ -234,6 +224,20 @@ func (s *urlsByDomainSource) FillChunk(chunk duckdb.DataChunk) (err error) {
 		s.fields = s.fields[n:]
 	}
 	return chunk.SetSize(n)
+}
+
+// viewColumnInfos are the urls view's columns as the server last made it:
+// lakeCols, then its kept fields (extra), read at each bind, so a new
+// view's columns reach the next statement.
+func (f URLIndexFuncs) viewColumnInfos(lakeCols []duckdb.ColumnInfo, t func(duckdb.Type) duckdb.TypeInfo) (cols []duckdb.ColumnInfo, extra []ViewColumn) {
+	cols = slices.Clip(lakeCols)
+	if f.URLsViewExtra != nil {
+		extra = f.URLsViewExtra()
+	}
+	for _, c := range extra {
+		cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(duckTypeOfSQL(c.SQLType))})
+	}
+	return cols, extra
 }
 
 // ViewColumn is a kept-field column of the urls view: its name and the SQL

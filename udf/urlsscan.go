@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -51,14 +50,7 @@ func (f URLIndexFuncs) urlsScanFunction(t func(duckdb.Type) duckdb.TypeInfo) duc
 					src, err = nil, fmt.Errorf("urls_scan: internal error: %v\n%s", r, debug.Stack())
 				}
 			}()
-			cols := slices.Clip(lakeCols)
-			var extra []ViewColumn
-			if f.URLsViewExtra != nil {
-				extra = f.URLsViewExtra()
-			}
-			for _, c := range extra {
-				cols = append(cols, duckdb.ColumnInfo{Name: c.Name, T: t(duckTypeOfSQL(c.SQLType))})
-			}
+			cols, extra := f.viewColumnInfos(lakeCols, t)
 			// an estimate for DuckDB's planner (join sides): the visible
 			// files' rows now; Init pins the snapshot the scan reads
 			var rows int64

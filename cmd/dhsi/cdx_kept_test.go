@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/url"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/dhsi/dhsi/httpapi/cdxtest"
 	"github.com/dhsi/dhsi/internal/netwait"
-	"github.com/dhsi/dhsi/urlnorm"
 )
 
 // TestCDXKeptColumns (issue 17): the CDX API answers the columns
@@ -35,37 +33,8 @@ func TestCDXKeptColumns(t *testing.T) {
 	}
 	ingestOK(t, "--store", store, "--dataset", "secret", "--keep-columns", "owner,score", secret)
 
-	// every key of each URL's latest capture (readCDXJCaptures' rule)
-	norm, err := urlnorm.NewNormalizer(urlnorm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(cdxj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type capture struct {
-		ts   string
-		keys map[string]string
-	}
-	want := map[string]capture{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), " ", 3)
-		var m map[string]string
-		if err := json.Unmarshal([]byte(parts[2]), &m); err != nil {
-			t.Fatal(err)
-		}
-		u, err := norm.Parse(m["url"])
-		if err != nil {
-			continue
-		}
-		if old, ok := want[u.Normalized]; !ok || parts[1] > old.ts {
-			want[u.Normalized] = capture{parts[1], m}
-		}
-	}
-	f.Close()
+	// every key of each URL's latest capture
+	want := readCDXJCaptures(t, cdxj)
 
 	users := filepath.Join(dir, "users")
 	if err := os.WriteFile(users, []byte("alice:alice-pw:admin\nrita:rita-pw:reader\n"), 0o600); err != nil {

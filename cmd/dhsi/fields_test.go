@@ -27,6 +27,7 @@ type cdxjCapture struct {
 	ts                                  string
 	status, mime, digest, filename, raw string
 	length, offset                      int64
+	keys                                map[string]string // every key of the line's JSON
 }
 
 // readCDXJCaptures reads a CDXJ file into the capture ingest keeps per
@@ -55,7 +56,7 @@ func readCDXJCaptures(t *testing.T, path string) map[string]cdxjCapture {
 		if err != nil {
 			continue
 		}
-		c := cdxjCapture{ts: parts[1], status: m["status"], mime: m["mime"], digest: m["digest"], filename: m["filename"], raw: m["url"]}
+		c := cdxjCapture{ts: parts[1], status: m["status"], mime: m["mime"], digest: m["digest"], filename: m["filename"], raw: m["url"], keys: m}
 		c.length, _ = strconv.ParseInt(m["length"], 10, 64)
 		c.offset, _ = strconv.ParseInt(m["offset"], 10, 64)
 		if old, ok := out[u.Normalized]; !ok || c.ts > old.ts {

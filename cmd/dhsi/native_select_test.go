@@ -47,13 +47,7 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 	if code := run(ctx, []string{"put", "--store", dir, file}, io.Discard, io.Discard); code != 0 {
 		t.Fatal("put failed")
 	}
-	port, err := netwait.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAt := "127.0.0.1:" + strconv.Itoa(port)
-	native := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--metrics", metricsAt))
-	duck := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--no-native"))
+	native, duck, metricsAt := nativeAndDuckDB(t, dir)
 
 	domains := queryStrings(t, native, "SELECT DISTINCT etld1(url) FROM urls ORDER BY 1")
 	if len(domains) < 3 {
@@ -228,4 +222,19 @@ func nativeStatements(t *testing.T, metricsAt, fn string) int {
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
+}
+
+// nativeAndDuckDB serves the store dir twice, with the native path (its
+// metrics at metricsAt: nativeStatements) and with --no-native, to compare
+// the two paths' answers.
+func nativeAndDuckDB(t *testing.T, dir string) (native, duck *pgx.Conn, metricsAt string) {
+	t.Helper()
+	port, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAt = "127.0.0.1:" + strconv.Itoa(port)
+	native = connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--metrics", metricsAt))
+	duck = connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--no-native"))
+	return native, duck, metricsAt
 }

@@ -6,13 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/dhsi/dhsi/internal/netwait"
 	"github.com/dhsi/dhsi/internal/s3test"
 )
 
@@ -223,13 +221,7 @@ func TestURLsByDomainNativeOnABigDomain(t *testing.T) {
 	ingestOK(t, "--store", dir, "--dataset", "a", write("a1.txt", 0, 280000))
 	ingestOK(t, "--store", dir, "--dataset", "a", write("a2.txt", 280000, 300000))
 	ingestOK(t, "--store", dir, "--dataset", "b", write("b.txt", 0, 30000))
-	port, err := netwait.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAt := "127.0.0.1:" + strconv.Itoa(port)
-	native := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--metrics", metricsAt))
-	duck := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--no-native"))
+	native, duck, metricsAt := nativeAndDuckDB(t, dir)
 	shapes := []struct {
 		sql  string
 		args []any
