@@ -255,7 +255,7 @@ func (f URLIndexFuncs) reverseNative() map[string]sqlserver.NativeFunction {
 // streams: a chunk of rows at a time, so a dataset of millions of domains
 // never has its rows boxed at once. A URL count DuckDB does not read
 // (SELECT domain FROM dataset_domains(1), count(*)) is not looked up
-// (bigintProjected).
+// (columnRead).
 func (f URLIndexFuncs) reverseTableFunction(nf sqlserver.NativeFunction, t func(duckdb.Type) duckdb.TypeInfo) duckdb.ChunkTableFunction {
 	argTypes, cols := duckSignature(nf, t)
 	return duckdb.ChunkTableFunction{
@@ -264,20 +264,6 @@ func (f URLIndexFuncs) reverseTableFunction(nf sqlserver.NativeFunction, t func(
 			return &reverseSource{f: f, cols: cols, args: args, principal: access.FromContext(ctx)}, nil
 		},
 	}
-}
-
-// bigintProjected reports whether DuckDB reads column col, a BIGINT, of
-// the chunks it asks a table function for. duckdb-go (v2.10505.0) pushes
-// projections into every table function, and drops what SetValue writes
-// to a column DuckDB does not read, but says which columns those are only
-// to row functions (Row.IsProjected), which cannot write a BIGINT NULL
-// (dataset_domains_set's counts). A chunk's GetValue of such a column is
-// an "unprojected column" error; of a column DuckDB reads it is the cell,
-// harmless to read for a BIGINT whatever its bits. Any other answer counts
-// as read.
-func bigintProjected(chunk duckdb.DataChunk, col int) bool {
-	_, err := chunk.GetValue(col, 0)
-	return err == nil || !strings.Contains(err.Error(), "unprojected column")
 }
 
 // reverseSource streams a reverse call's rows into DuckDB. Each execution
@@ -323,7 +309,9 @@ func (s *reverseSource) FillChunk(chunk duckdb.DataChunk) (err error) {
 			s.need = make([]bool, len(s.c.operands))
 			for k := range s.counts {
 				s.counts[k] = make([]int64, chunkRows)
-				s.need[k] = bigintProjected(chunk, 1+k)
+				if s.need[k], err = columnRead(chunk, 1+k, duckdb.TYPE_BIGINT); err != nil {
+					return err
+				}
 			}
 		}
 	}

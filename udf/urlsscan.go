@@ -306,41 +306,18 @@ func (s *urlsScanSource) emit(l *urlsScanLocal, chunk duckdb.DataChunk, n int) e
 	return nil
 }
 
-// projection finds which of the source's columns the query uses. DuckDB
-// pushes the projection down, and duckdb-go ignores a value set in a
-// column the query does not use, but tells a function no more than that:
-// a column is used if a value written to it in row 0 reads back (every
-// column is then written again, or the chunk's size excludes row 0).
+// projection finds which of the source's columns the query uses
+// (columnRead): every column is written again before the chunk is sent.
 func (s *urlsScanSource) projection(chunk duckdb.DataChunk) ([]bool, error) {
 	proj := make([]bool, len(s.cols))
 	for c := range s.cols {
-		if err := chunk.SetValue(c, 0, probeValue(s.cols[c].T.InternalType())); err != nil {
+		read, err := columnRead(chunk, c, s.cols[c].T.InternalType())
+		if err != nil {
 			return nil, fmt.Errorf("urls_scan: column %s: %w", s.cols[c].Name, err)
 		}
-		_, err := chunk.GetValue(c, 0)
-		proj[c] = err == nil
+		proj[c] = read
 	}
 	return proj, nil
-}
-
-// probeValue is a value of a column of type t that is not NULL (a NULL
-// would stay NULL: duckdb-go sets a row's validity only to invalid).
-func probeValue(t duckdb.Type) any {
-	switch t {
-	case duckdb.TYPE_INTEGER:
-		return int32(0)
-	case duckdb.TYPE_BIGINT:
-		return int64(0)
-	case duckdb.TYPE_UBIGINT:
-		return uint64(0)
-	case duckdb.TYPE_DOUBLE:
-		return float64(0)
-	case duckdb.TYPE_BOOLEAN:
-		return false
-	case duckdb.TYPE_TIMESTAMP:
-		return time.Unix(0, 0).UTC()
-	}
-	return ""
 }
 
 // stringBytes is s's bytes, not copied: duckdb-go converts a string value
