@@ -1110,15 +1110,7 @@ func wholeLine(l *cdxLine, dataset string, fl cdxFlavour) string {
 // fields and then the other kept columns, as pywb's default output has
 // every field its index line has.
 func writePywbKept(b *bytes.Buffer, l *cdxLine) {
-	defer func() {
-		for _, p := range l.other {
-			writeJSONPair(b, p.name, p.value, false)
-		}
-	}()
-	if l.kept == nil {
-		return
-	}
-	for f := fieldMime; f <= fieldFilename; f++ { // pywb's order: mime, status, digest, ...
+	for f := fieldMime; l.kept != nil && f <= fieldFilename; f++ { // pywb's order: mime, status, digest, ...
 		if f == fieldMime {
 			if v := l.kept[fieldMime-fieldStatus]; v != "" {
 				writeJSONPair(b, "mime", v, false)
@@ -1131,6 +1123,9 @@ func writePywbKept(b *bytes.Buffer, l *cdxLine) {
 		if v := l.kept[f-fieldStatus]; v != "" {
 			writeJSONPair(b, catalog.CDXColumns[f-fieldStatus].Name, v, false)
 		}
+	}
+	for _, p := range l.other {
+		writeJSONPair(b, p.name, p.value, false)
 	}
 }
 

@@ -249,19 +249,16 @@ func (v *viewRows) Cell(row, col int) sqlserver.NativeValue {
 	case 2:
 		return sqlserver.NativeString(v.domain)
 	case 3:
-		return sqlserver.NativeUint(r.URLID)
+		return urlCell(r, 0) // url_id
 	case 4:
-		return sqlserver.NativeString(r.URL)
+		return urlCell(r, 1) // url
 	case 5:
 		if r.Raw != "" {
 			return sqlserver.NativeString(r.Raw)
 		}
 		return sqlserver.NativeNull()
 	case 6:
-		if r.HasTS {
-			return sqlserver.NativeTime(r.TS)
-		}
-		return sqlserver.NativeNull()
+		return urlCell(r, 2) // ts
 	}
 	x := col - len(urlsViewColumns)
 	if x >= len(v.extra) || run.at == nil {
