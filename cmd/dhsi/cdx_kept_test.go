@@ -7,13 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dhsi/dhsi/httpapi/cdxtest"
-	"github.com/dhsi/dhsi/internal/netwait"
 )
 
 // TestCDXKeptColumns (issue 17): the CDX API answers the columns
@@ -36,18 +34,7 @@ func TestCDXKeptColumns(t *testing.T) {
 	// every key of each URL's latest capture
 	want := readCDXJCaptures(t, cdxj)
 
-	users := filepath.Join(dir, "users")
-	if err := os.WriteFile(users, []byte("alice:alice-pw:admin\nrita:rita-pw:reader\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hp, err := netwait.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpAddr := "127.0.0.1:" + strconv.Itoa(hp)
-	conn := startServe(t, "--store", store, "--users-file", users, "--http", httpAddr, "--refresh-interval", "200ms")
-	port := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(conn)[1]
-	admin := connect(t, "postgres://alice:alice-pw@127.0.0.1:"+port+"/dhsi?sslmode=disable")
+	admin, _, httpAddr := serveAliceAndRita(t, store, dir)
 	if _, err := admin.Exec(ctx, "CALL grant_dataset('secret', 'alice')"); err != nil {
 		t.Fatal(err)
 	}

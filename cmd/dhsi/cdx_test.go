@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/dhsi/dhsi/httpapi/cdxtest"
 	"github.com/dhsi/dhsi/internal/netwait"
 )
@@ -40,18 +42,7 @@ func TestCDXServeHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	users := filepath.Join(dir, "users")
-	if err := os.WriteFile(users, []byte("alice:alice-pw:admin\nrita:rita-pw:reader\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hp, err := netwait.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpAddr := "127.0.0.1:" + strconv.Itoa(hp)
-	conn := startServe(t, "--store", store, "--users-file", users, "--http", httpAddr, "--refresh-interval", "200ms")
-	port := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(conn)[1]
-	admin := connect(t, "postgres://alice:alice-pw@127.0.0.1:"+port+"/dhsi?sslmode=disable")
+	admin, _, httpAddr := serveAliceAndRita(t, store, dir)
 	if _, err := admin.Exec(ctx, "CALL grant_dataset($1, 'alice')", cdxtest.HiddenDataset); err != nil {
 		t.Fatal(err)
 	}
@@ -80,4 +71,25 @@ func TestCDXServeHTTP(t *testing.T) {
 	t.Run("pywb's own index of its sample archive is the oracle of the match types", func(t *testing.T) {
 		cdxtest.CheckIanaOracle(t, get, testdata)
 	})
+}
+
+// serveAliceAndRita serves store with the SQL listener, the JSON and CDX
+// API at httpAddr, and two users in a users file under dir: alice, an
+// admin, and rita, a reader; it returns a connection as each.
+func serveAliceAndRita(t *testing.T, store, dir string) (admin, rita *pgx.Conn, httpAddr string) {
+	t.Helper()
+	users := filepath.Join(dir, "users")
+	if err := os.WriteFile(users, []byte("alice:alice-pw:admin\nrita:rita-pw:reader\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hp, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpAddr = "127.0.0.1:" + strconv.Itoa(hp)
+	conn := startServe(t, "--store", store, "--users-file", users, "--http", httpAddr, "--refresh-interval", "200ms")
+	port := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(conn)[1]
+	admin = connect(t, "postgres://alice:alice-pw@127.0.0.1:"+port+"/dhsi?sslmode=disable")
+	rita = connect(t, "postgres://rita:rita-pw@127.0.0.1:"+port+"/dhsi?sslmode=disable")
+	return admin, rita, httpAddr
 }

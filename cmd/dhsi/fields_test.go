@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dhsi/dhsi/httpapi/cdxtest"
-	"github.com/dhsi/dhsi/internal/netwait"
 	"github.com/dhsi/dhsi/urlnorm"
 )
 
@@ -244,19 +242,7 @@ func TestKeptFieldsOverHTTPAndGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	ingestOK(t, "--store", store, "--dataset", "secret", "--keep-columns", "owner,ssn_like", secret)
-	users := filepath.Join(dir, "users")
-	if err := os.WriteFile(users, []byte("alice:alice-pw:admin\nrita:rita-pw:reader\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hp, err := netwait.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpAddr := "127.0.0.1:" + strconv.Itoa(hp)
-	conn := startServe(t, "--store", store, "--users-file", users, "--http", httpAddr, "--refresh-interval", "200ms")
-	port := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(conn)[1]
-	admin := connect(t, "postgres://alice:alice-pw@127.0.0.1:"+port+"/dhsi?sslmode=disable")
-	rita := connect(t, "postgres://rita:rita-pw@127.0.0.1:"+port+"/dhsi?sslmode=disable")
+	admin, rita, httpAddr := serveAliceAndRita(t, store, dir)
 	get := cdxtest.HTTPGetter("http://" + httpAddr)
 
 	var ccID, secretID int32

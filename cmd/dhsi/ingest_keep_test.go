@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dhsi/dhsi/internal/testclients"
-	"github.com/dhsi/dhsi/urlnorm"
 )
 
 // TestIngestKeepColumnsOverSQL (issue 17): CALL ingest takes dhsi ingest's
@@ -118,31 +116,8 @@ func TestKeepCDXJKeysWithDash(t *testing.T) {
 	cdxj := filepath.Join("..", "..", "testdata", "shared", "cdx", "cc-main-2024-30-cdx-00187.cdxj")
 	ingestOK(t, "--store", store, "--dataset", "cc", "--keep-columns", "mime-detected,languages", cdxj)
 
-	// what each URL's latest capture says (readCDXJCaptures' rule)
-	n, err := urlnorm.NewNormalizer(urlnorm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(cdxj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type capture struct{ ts, detected string }
-	want := map[string]capture{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, " ", 3)
-		var m map[string]string
-		if err := json.Unmarshal([]byte(parts[2]), &m); err != nil {
-			t.Fatal(err)
-		}
-		u, err := n.Parse(m["url"])
-		if err != nil {
-			continue
-		}
-		if old, ok := want[u.Normalized]; !ok || parts[1] > old.ts {
-			want[u.Normalized] = capture{parts[1], m["mime-detected"]}
-		}
-	}
+	// what each URL's latest capture says
+	want := readCDXJCaptures(t, cdxj)
 
 	c := connect(t, startServe(t, "--store", store, "--cache-dir", t.TempDir()))
 	id := one[int32](t, c, "SELECT dataset_id FROM datasets WHERE dataset = 'cc'")
@@ -156,8 +131,8 @@ func TestKeepCDXJKeysWithDash(t *testing.T) {
 		if err := rows.Scan(&url, &detected); err != nil {
 			t.Fatal(err)
 		}
-		if w, ok := want[url]; !ok || w.detected != detected {
-			t.Fatalf("%s: \"mime-detected\" %q, the CDXJ says %q", url, detected, w.detected)
+		if w, ok := want[url]; !ok || w.keys["mime-detected"] != detected {
+			t.Fatalf("%s: \"mime-detected\" %q, the CDXJ says %q", url, detected, w.keys["mime-detected"])
 		}
 		seen++
 	}
@@ -167,7 +142,7 @@ func TestKeepCDXJKeysWithDash(t *testing.T) {
 	// the first line of the file, through the rewrite of urls WHERE
 	// domain = … and through domain_url_fields' JSON
 	const u = "https://bibliotheque.missiondefrance.fr/index.php?id=319&lvl=bulletin_display"
-	if w := want[u]; w.detected != "application/xhtml+xml" {
+	if w := want[u]; w.keys["mime-detected"] != "application/xhtml+xml" {
 		t.Fatalf("the test's line: %+v", w)
 	}
 	if got := one[string](t, c, `SELECT "mime-detected" FROM urls WHERE domain = 'missiondefrance.fr' AND url = $1`, u); got != "application/xhtml+xml" {

@@ -4,7 +4,7 @@ import "testing"
 
 func TestPointLookups(t *testing.T) {
 	lookups := map[string]Lookup{"domains": {Column: "domain", Function: "domain_record"}}
-	cases := []struct{ in, want string }{
+	cases := []lookupCase{
 		// the shapes people and tools write
 		{"SELECT * FROM domains WHERE domain = $1", "SELECT * FROM domain_record($1) AS domains"},
 		{"select company_name from domains where domain = 'example.com'", "select company_name from domain_record('example.com') AS domains"},
@@ -41,16 +41,7 @@ func TestPointLookups(t *testing.T) {
 		{"SELECT * FROM domains WHERE domain = E'a\\x'", ""},
 		{"SELECT 'FROM domains WHERE domain = 1'", ""},
 	}
-	for _, c := range cases {
-		got := Join(PointLookups(Lex(c.in), lookups))
-		want := c.want
-		if want == "" {
-			want = c.in
-		}
-		if got != want {
-			t.Errorf("%s\n got  %s\n want %s", c.in, got, want)
-		}
-	}
+	checkLookups(t, lookups, cases)
 }
 
 // TestPointLookupsNarrow: a second equality (urls by domain and dataset)
@@ -58,7 +49,7 @@ func TestPointLookups(t *testing.T) {
 func TestPointLookupsNarrow(t *testing.T) {
 	lookups := map[string]Lookup{"urls": {Column: "domain", Function: "urls_by_domain",
 		Narrow: &Lookup{Column: "dataset_id", Function: "urls_by_domain_dataset"}}}
-	cases := []struct{ in, want string }{
+	cases := []lookupCase{
 		{"SELECT url FROM urls WHERE domain = $1", "SELECT url FROM urls_by_domain($1) AS urls"},
 		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2 ORDER BY url LIMIT 10",
 			"SELECT url FROM urls_by_domain_dataset($1, $2) AS urls WHERE domain = $1 AND dataset_id = $2 ORDER BY url LIMIT 10"},
@@ -71,6 +62,15 @@ func TestPointLookupsNarrow(t *testing.T) {
 			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = id2"},
 		{"SELECT url FROM urls WHERE dataset_id = 3", ""},
 	}
+	checkLookups(t, lookups, cases)
+}
+
+// lookupCase is a statement and what PointLookups makes of it ("": the
+// statement unchanged).
+type lookupCase struct{ in, want string }
+
+func checkLookups(t *testing.T, lookups map[string]Lookup, cases []lookupCase) {
+	t.Helper()
 	for _, c := range cases {
 		got := Join(PointLookups(Lex(c.in), lookups))
 		want := c.want
