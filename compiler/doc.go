@@ -54,6 +54,8 @@
 //	    pending objects is safe (I2, I3 hold per object).
 //	I6, I7. Moving records between shard layouts during a resharding, and
 //	    noticing a layout change: stated in move.go.
+//	I8. Moving records stored under keys of earlier releases to their
+//	    domain keys (MigrateKeys): stated in keys.go.
 //
 // Merge rule (shared with the SQL view "domains", so readers and compilers
 // agree): for one domain the record with the latest updated_at wins; on equal

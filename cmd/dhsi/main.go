@@ -34,6 +34,7 @@ func commands() []command {
 		{"put", "land domain records in the inbox (from flags or files)", runPut},
 		{"compact", "merge the inbox into shards (one, all, or as a looping worker)", runCompact},
 		{"reshard", "move a live domain-record index to a new shard width", runReshard},
+		{"migrate-keys", "move domain records stored under keys of earlier releases to their domain keys", runMigrateKeys},
 		{"ingest", "add URL files to a dataset and publish a new index version", runIngest},
 		{"bench", "benchmark DHSI against PostgreSQL and a DuckDB scan on a generated corpus", runBench},
 		{"gc", "drop old index versions and delete what no kept version references", runGC},

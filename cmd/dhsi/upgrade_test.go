@@ -142,3 +142,69 @@ func TestPreviousReleaseStore(t *testing.T) {
 	}
 	verifyOK("after this release extended it")
 }
+
+// TestMigrateKeysOfAnEarlierRelease: records an earlier release kept under
+// keys that are not domain keys (a UTF-8 name, a public suffix) are served
+// under their old keys until `dhsi migrate-keys` moves them: then a lookup
+// of the domain key finds the record, the suffix is quarantined and listed,
+// verify finds nothing wrong, and a second run has nothing to move.
+func TestMigrateKeysOfAnEarlierRelease(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "store")
+	if code := run(ctx, []string{"put", "--store", dir, "domain=example.com", "company_name=Example", "scraper_version=1", "updated_at=2026-01-01T00:00:00Z"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("put: exit %d", code)
+	}
+	if code := run(ctx, []string{"compact", "--store", dir, "--all"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("compact: exit %d", code)
+	}
+	// as an earlier release wrote them: in the shards their spellings hash to
+	shards := filepath.Join(dir, "indexes", "domains", "shards")
+	for id, rec := range map[string]string{"de": "bücher.de␟Bücher GmbH␟2␟2025-01-01T00:00:00Z␟␞\n", "71": "com␟Verisign␟1␟2025-01-01T00:00:00Z␟␞\n"} {
+		body := "domain␟company_name␟scraper_version␟updated_at␟␞\n" + rec
+		if err := os.WriteFile(filepath.Join(shards, id+".usv"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := connect(t, startServe(t, "--store", dir, "--refresh-interval", "100ms"))
+	lookup := func(d string) string {
+		t.Helper()
+		var name string
+		err := c.QueryRow(ctx, "SELECT company_name FROM domains WHERE domain = $1", d).Scan(&name)
+		if err != nil && !strings.Contains(err.Error(), "no rows") {
+			t.Fatal(err)
+		}
+		return name
+	}
+	if got := lookup("xn--bcher-kva.de"); got != "" {
+		t.Fatalf("before the migration the domain key found %q; the old key holds the record", got)
+	}
+	if got := one[int64](t, c, "SELECT count(*) FROM domains"); got != 3 {
+		t.Fatalf("before the migration: %d records, want 3 (two under old keys)", got)
+	}
+	var out strings.Builder
+	if code := run(ctx, []string{"migrate-keys", "--store", dir}, &out, io.Discard); code != 0 {
+		t.Fatalf("migrate-keys: exit %d\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), `quarantined "com" from shard 71`) || !strings.Contains(out.String(), "1 records moved under their domain keys, 1 quarantined") {
+		t.Fatalf("migrate-keys said:\n%s", out.String())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for lookup("xn--bcher-kva.de") != "Bücher GmbH" || one[int64](t, c, "SELECT count(*) FROM domains") != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the migration: lookup %q, %d records; want Bücher GmbH under xn--bcher-kva.de and 2 records",
+				lookup("xn--bcher-kva.de"), one[int64](t, c, "SELECT count(*) FROM domains"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := lookup("com"); got != "" {
+		t.Errorf("the quarantined suffix is still served: %q", got)
+	}
+	var verify strings.Builder
+	if code := run(ctx, []string{"verify", "--store", dir}, &verify, io.Discard); code != 0 || !strings.Contains(verify.String(), ": 0 problems") {
+		t.Errorf("verify after the migration: exit %d\n%s", code, verify.String())
+	}
+	out.Reset()
+	if code := run(ctx, []string{"migrate-keys", "--store", dir}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), "0 records moved under their domain keys, 0 quarantined") {
+		t.Errorf("a second migrate-keys: exit %d\n%s", code, out.String())
+	}
+}
