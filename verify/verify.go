@@ -594,7 +594,13 @@ func (r *run) domainRecords() error {
 			}
 			di := slices.Index(t.Header, compiler.DomainField)
 			bad := 0
+			var oldKeys []string // keys of earlier releases (compiler I8)
 			for i, row := range t.Rows {
+				if di >= 0 && row[di] != "" {
+					if d, err := compiler.NormalizeDomain(row[di]); err != nil || d != row[di] {
+						oldKeys = append(oldKeys, row[di])
+					}
+				}
 				_, ferrs := checker.Check(row)
 				var says []string
 				for _, fe := range ferrs {
@@ -615,6 +621,10 @@ func (r *run) domainRecords() error {
 			}
 			if bad > 20 {
 				r.problem(key, "%d more problems", bad-20)
+			}
+			if len(oldKeys) > 0 {
+				r.rep.Warnings = append(r.rep.Warnings, Finding{key, fmt.Sprintf("%d records under keys that are not domain keys, as earlier releases wrote them (first: %q): dhsi migrate-keys moves them to their domain keys",
+					len(oldKeys), oldKeys[0])})
 			}
 		case compiler.IsPendingKey(key): // inbox and batch objects
 			b := r.read(key, "pending domain records")
