@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Client names the load client of the warm cells.
@@ -141,6 +143,11 @@ func (r *Result) runWirebenchCells(ctx context.Context, o Options, work, storeDi
 		}
 		defer pg.stop()
 		systems = append(systems, wbSystem{name: "PG", conninfo: pg.url, cpu: func() (time.Duration, error) { return settledCPU(pg.proc.cmd.Process.Pid, true) }})
+		if a := r.agree(ctx, url, pg.url, queries); strings.HasPrefix(a, "ok") {
+			r.Check += "; " + a
+		} else {
+			r.Check = a + "; " + r.Check // a wrong answer leads the report
+		}
 	}
 	stmt := func(sys wbSystem, s wbSpec) string {
 		if sys.name == "DHSI" {
@@ -321,4 +328,83 @@ func shapeName(s Shape) Shape {
 		return ShapeSimple
 	}
 	return s
+}
+
+// agree runs the first 100 queries of every cell on DHSI and PostgreSQL
+// and compares the answers: the columns PostgreSQL's statement returns,
+// taken by name from DHSI's, as text; in order where the statement orders
+// by a unique column (the pages), as sets where it does not.
+func (r *Result) agree(ctx context.Context, dhsiURL, pgURL string, queries []Query) string {
+	conns := make([]*pgx.Conn, 2)
+	for i, u := range []string{dhsiURL, pgURL} {
+		c, err := pgx.Connect(ctx, u)
+		if err != nil {
+			return "agreement: " + err.Error()
+		}
+		defer c.Close(ctx)
+		conns[i] = c
+	}
+	answer := func(c *pgx.Conn, sql string, names []string, args []any) ([]string, []string, error) {
+		rows, err := c.Query(ctx, sql, args...)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rows.Close()
+		var cols []string
+		for _, f := range rows.FieldDescriptions() {
+			cols = append(cols, f.Name)
+		}
+		if names == nil {
+			names = cols
+		}
+		var out []string
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				return nil, nil, err
+			}
+			var parts []string
+			for _, n := range names {
+				if i := slices.Index(cols, n); i >= 0 {
+					parts = append(parts, fmt.Sprint(vals[i]))
+				} else {
+					parts = append(parts, "<no column "+n+">")
+				}
+			}
+			out = append(out, strings.Join(parts, "|"))
+		}
+		return out, cols, rows.Err()
+	}
+	var checked []string
+	total := 0
+	for _, s := range wbSpecs {
+		if s.params == "none" {
+			continue
+		}
+		ordered := strings.Contains(s.pg, "ORDER BY url") // the pages; the others order by no unique key
+		for _, q := range queries[:min(100, len(queries))] {
+			args := []any{q.Domain}
+			if s.params == "dd" {
+				args = append(args, r.DatasetIDs[q.Dataset])
+			}
+			pg, names, err := answer(conns[1], s.pg, nil, args)
+			if err != nil {
+				return fmt.Sprintf("agreement: %s on PostgreSQL: %v", s.key, err)
+			}
+			dh, _, err := answer(conns[0], s.dhsi, names, args)
+			if err != nil {
+				return fmt.Sprintf("agreement: %s on DHSI: %v", s.key, err)
+			}
+			if !ordered {
+				slices.Sort(pg)
+				slices.Sort(dh)
+			}
+			if !slices.Equal(dh, pg) {
+				return fmt.Sprintf("MISMATCH: %s for %v: DHSI %d rows, PostgreSQL %d (first rows %q and %q)", s.key, args, len(dh), len(pg), dh[:min(3, len(dh))], pg[:min(3, len(pg))])
+			}
+			total += len(pg)
+		}
+		checked = append(checked, s.key)
+	}
+	return fmt.Sprintf("ok: DHSI's answers equal PostgreSQL's for 100 queries of each of %s (%d rows)", strings.Join(checked, ", "), total)
 }
