@@ -146,24 +146,7 @@ func (c *Compiler) removeMoved(ctx context.Context, id string, leaving map[strin
 	if err != nil {
 		return false, err
 	}
-	var buf bytes.Buffer
-	if err := out.Encode(&buf); err != nil {
-		return false, err
-	}
-	if bytes.Equal(buf.Bytes(), body) {
-		return false, nil
-	}
-	if err := c.checkPackage(ctx); err != nil { // I7
-		return false, err
-	}
-	if _, err := c.st.Put(ctx, ShardKey(id), &buf, cond); err != nil {
-		if errors.Is(err, store.ErrPreconditionFailed) {
-			return true, nil
-		}
-		return false, fmt.Errorf("write shard: %w", err)
-	}
-	c.signals.bump(ShardSignalKey(id))
-	return false, nil
+	return c.writeShard(ctx, id, out, body, cond)
 }
 
 // unit is r's unit i, or "" when r is shorter.

@@ -271,12 +271,19 @@ func (c *Compiler) mergeLocked(ctx context.Context, id string, t Table) (conflic
 	if err != nil {
 		return false, err
 	}
+	return c.writeShard(ctx, id, out, body, cond)
+}
+
+// writeShard writes out as shard id, which the caller has locked and read
+// as body, with cond (I2), unless out encodes to body (a rerun of a move).
+// conflict reports a failed condition: another worker wrote the shard.
+func (c *Compiler) writeShard(ctx context.Context, id string, out Table, body []byte, cond store.Cond) (conflict bool, err error) {
 	var buf bytes.Buffer
 	if err := out.Encode(&buf); err != nil {
 		return false, err
 	}
 	if cond.IfMatch != "" && bytes.Equal(buf.Bytes(), body) {
-		return false, nil // already there: a rerun of a move
+		return false, nil
 	}
 	if err := c.checkPackage(ctx); err != nil { // I7
 		return false, err
