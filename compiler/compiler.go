@@ -300,6 +300,16 @@ func (c *Compiler) CompactAll(ctx context.Context) ([]Result, error) {
 	parallel.ForEach(len(ids), max(1, c.cfg.Parallel/4), func(i int) {
 		results[i], errs[i] = c.compact(ctx, ids[i], pending[ids[i]])
 	})
+	// a shard found locked may have been locked by this run itself: moving
+	// a foreign batch object (I6) merges into shards of the current layout
+	// under their locks while those shards' own compactions run. Those
+	// locks are released now, so each locked shard is tried once more; a
+	// lock of another worker still stands, and the shard waits for it.
+	for i, r := range results {
+		if errs[i] == nil && r.Status == StatusLocked {
+			results[i], errs[i] = c.compact(ctx, ids[i], pending[ids[i]])
+		}
+	}
 	c.signals.flush() // a command that compacts all exits next
 	var out []Result
 	for i, r := range results {
