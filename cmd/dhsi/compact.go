@@ -25,14 +25,14 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fs)
+	var lf lockFlags
+	lf.register(fs)
 	var (
 		shardID   = fs.String("shard", "", "compact one shard, e.g. 5e")
 		all       = fs.Bool("all", false, "compact every shard with pending inbox objects (lists the inbox once)")
 		loop      = fs.Bool("loop", false, "run as a stochastic worker: each round list one bounded page of the inbox (5,000 objects) from a random point and compact its shards, fullest first, skipping locked ones; repeat until stopped")
 		workers   = fs.Int("workers", 1, "with --loop: concurrent workers in this process")
 		idleExit  = fs.Duration("idle-exit", 0, "with --loop: exit after the inbox has had nothing to do for this long (0: never)")
-		lockTTL   = fs.Duration("lock-ttl", compiler.DefaultLockTTL, "how long a lock of a crashed worker blocks its shard")
-		workerID  = fs.String("worker-id", "", "name in lock objects (default host-pid-random)")
 		logLevel  = fs.String("log-level", "warn", "log level: debug, info, warn, error")
 		metricsAt = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9189: compactions by status, inbox objects merged, records and bytes written, durations, store requests and bytes")
 	)
@@ -80,11 +80,11 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return nil, err
 		}
-		cfg.WorkerID, cfg.LockTTL = id, *lockTTL
+		cfg.WorkerID, cfg.LockTTL = id, lf.ttl
 		return compiler.New(st, cfg, log)
 	}
 	once := func(work func(c *compiler.Compiler) error) error {
-		return compiler.WithCurrentLayout(func() (*compiler.Compiler, error) { return newC(*workerID) }, work)
+		return compiler.WithCurrentLayout(func() (*compiler.Compiler, error) { return newC(lf.workerID) }, work)
 	}
 	switch {
 	case *shardID != "":
@@ -106,7 +106,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *workers < 1 {
 			return fmt.Errorf("%w: --workers must be at least 1", errUsage)
 		}
-		return compactLoop(ctx, st, newC, *workerID, *workers, *idleExit, log, stdout, observe)
+		return compactLoop(ctx, st, newC, lf.workerID, *workers, *idleExit, log, stdout, observe)
 	}
 	return nil
 }

@@ -18,10 +18,10 @@ func runMigrateKeys(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fs)
+	var lf lockFlags
+	lf.register(fs)
 	var (
 		workers  = fs.Int("workers", 4, "shards migrated at once")
-		lockTTL  = fs.Duration("lock-ttl", compiler.DefaultLockTTL, "how long a lock of a crashed worker blocks its shard")
-		workerID = fs.String("worker-id", "", "name in lock objects (default host-pid-random)")
 		logLevel = fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	)
 	fs.Usage = func() {
@@ -54,8 +54,8 @@ Flags:
 	if *workers < 1 {
 		return fmt.Errorf("%w: --workers must be at least 1", errUsage)
 	}
-	if *lockTTL < time.Second {
-		return fmt.Errorf("%w: --lock-ttl must be at least 1s", errUsage)
+	if err := lf.checkTTL(); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -85,7 +85,7 @@ Flags:
 		if err != nil {
 			return nil, err
 		}
-		cfg.PackageETag, cfg.WorkerID, cfg.LockTTL = etag, *workerID, *lockTTL
+		cfg.PackageETag, cfg.WorkerID, cfg.LockTTL = etag, lf.workerID, lf.ttl
 		return compiler.New(st, cfg, log)
 	}, func(c *compiler.Compiler) error {
 		ids, err := c.ShardIDs(ctx)

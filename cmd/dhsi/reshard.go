@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/reshard"
 	"github.com/dhsi/dhsi/shard"
 )
@@ -18,11 +17,11 @@ func runReshard(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fs)
+	var lf lockFlags
+	lf.register(fs)
 	var (
 		width    = fs.Int("width", 0, fmt.Sprintf("the new shard width in hex characters, 1 to %d (2: 256 shards, 3: 4,096, 4: 65,536)", shard.MaxWidth))
 		workers  = fs.Int("workers", 4, "shards moved at once")
-		lockTTL  = fs.Duration("lock-ttl", compiler.DefaultLockTTL, "how long a lock of a crashed worker blocks its shard")
-		workerID = fs.String("worker-id", "", "name in lock objects (default host-pid-random)")
 		logLevel = fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	)
 	fs.Usage = func() {
@@ -53,8 +52,8 @@ Flags:
 	if *workers < 1 {
 		return fmt.Errorf("%w: --workers must be at least 1", errUsage)
 	}
-	if *lockTTL < time.Second {
-		return fmt.Errorf("%w: --lock-ttl must be at least 1s", errUsage)
+	if err := lf.checkTTL(); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -77,7 +76,7 @@ Flags:
 		fmt.Fprintf(stderr, "reshard: pass %d: %d of %d old shards and batch groups moved; %d records so far (%s)\n",
 			p.Pass, p.Done, p.Total, p.Report.RecordsMoved, p.Report.Duration.Round(time.Millisecond))
 	}
-	r, err := reshard.Run(ctx, st, reshard.Options{Width: *width, Workers: *workers, WorkerID: *workerID, LockTTL: *lockTTL, Log: log, Progress: progress})
+	r, err := reshard.Run(ctx, st, reshard.Options{Width: *width, Workers: *workers, WorkerID: lf.workerID, LockTTL: lf.ttl, Log: log, Progress: progress})
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
 	"github.com/dhsi/dhsi/store/s3store"
@@ -32,6 +34,26 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.region, "s3-region", "", "S3 region (default $AWS_REGION, else us-east-1)")
 	fs.StringVar(&f.pathStyle, "s3-path-style", "auto", "path-style bucket addressing: auto (on with a custom endpoint), on, off")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "local directory for the DuckDB database and cached objects (default: <store>/.dhsi-cache for a local store, the user cache directory for S3)")
+}
+
+// lockFlags are the flags of the commands that take shard locks (compact,
+// reshard, migrate-keys).
+type lockFlags struct {
+	ttl      time.Duration
+	workerID string
+}
+
+func (f *lockFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.ttl, "lock-ttl", compiler.DefaultLockTTL, "how long a lock of a crashed worker blocks its shard")
+	fs.StringVar(&f.workerID, "worker-id", "", "name in lock objects (default host-pid-random)")
+}
+
+// checkTTL refuses a --lock-ttl under a second (reshard, migrate-keys).
+func (f *lockFlags) checkTTL() error {
+	if f.ttl < time.Second {
+		return fmt.Errorf("%w: --lock-ttl must be at least 1s", errUsage)
+	}
+	return nil
 }
 
 func (f *storeFlags) isS3() bool { return strings.HasPrefix(f.spec, "s3://") }
