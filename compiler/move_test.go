@@ -174,6 +174,21 @@ func TestMoveCrashAtEveryStep(t *testing.T) {
 	}
 }
 
+// landWidth2Batch lands batch objects of width 2, as a writer that loaded
+// the layout before a resharding does: n records of the domains format
+// names (with %d), company and version 1, updated 2024-01-01.
+func landWidth2Batch(t *testing.T, st store.Store, format string, n int, company string) {
+	t.Helper()
+	writer := newCompiler(t, st, Config{Layout: shard.Layout{Width: 2}})
+	tb := Table{Header: fields}
+	for i := 0; i < n; i++ {
+		tb.Rows = append(tb.Rows, []string{fmt.Sprintf(format, i), company, "1", "2024-01-01T00:00:00Z"})
+	}
+	if _, err := writer.WriteBatch(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestForeignBatches: a writer that loaded the layout before a resharding
 // lands batch objects of the old width; compaction in the new layout
 // moves their records and deletes them (I6).
@@ -181,14 +196,7 @@ func TestForeignBatches(t *testing.T) {
 	ctx := context.Background()
 	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
 		st := newStore(t)
-		writer := newCompiler(t, st, Config{Layout: shard.Layout{Width: 2}})
-		tb := Table{Header: fields}
-		for i := 0; i < 300; i++ {
-			tb.Rows = append(tb.Rows, []string{fmt.Sprintf("batch%03d.example", i), "b", "1", "2024-01-01T00:00:00Z"})
-		}
-		if _, err := writer.WriteBatch(ctx, tb); err != nil {
-			t.Fatal(err)
-		}
+		landWidth2Batch(t, st, "batch%03d.example", 300, "b")
 		rs, err := newCompiler(t, st, Config{Layout: shard.Layout{Width: 3}}).CompactAll(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -224,15 +232,8 @@ func TestOneCompactAllMovesAndCompactsTheSameShards(t *testing.T) {
 	ctx := context.Background()
 	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
 		st := newStore(t)
-		writer := newCompiler(t, st, Config{Layout: shard.Layout{Width: 2}})
-		tb := Table{Header: fields}
 		const n = 200
-		for i := 0; i < n; i++ {
-			tb.Rows = append(tb.Rows, []string{fmt.Sprintf("both%03d.example", i), "batch", "1", "2024-01-01T00:00:00Z"})
-		}
-		if _, err := writer.WriteBatch(ctx, tb); err != nil {
-			t.Fatal(err)
-		}
+		landWidth2Batch(t, st, "both%03d.example", n, "batch")
 		for i := 0; i < n; i++ { // a newer version of each, pending in its own shard
 			put(t, st, fmt.Sprintf("both%03d.example", i), "newer", 2, "2024-06-01T00:00:00Z")
 		}
