@@ -67,8 +67,8 @@ func (c *Compiler) MigrateKeys(ctx context.Context, id string) (res KeysResult, 
 		return res, fmt.Errorf("compiler: shard %s has no %s field", ShardKey(id), DomainField)
 	}
 	var (
-		leaving = map[string]bool{}  // the units of each record that leaves, joined
-		moved   = map[string]Table{} // renamed records by their domain key's shard
+		leaving = map[string]bool{} // the units of each record that leaves, joined
+		renamed = Table{Header: t.Header}
 		refused = Table{Header: t.Header}
 	)
 	for _, r := range t.Rows {
@@ -83,15 +83,11 @@ func (c *Compiler) MigrateKeys(ctx context.Context, id string) (res KeysResult, 
 			res.Refused = append(res.Refused, InboxError{Key: key, Reason: nerr.Error()})
 			continue
 		}
-		renamed := slices.Clone(r)
-		renamed[di] = domain
-		target := c.cfg.Layout.Of(domain)
-		p := moved[target]
-		p.Header = t.Header
-		p.Rows = append(p.Rows, renamed)
-		moved[target] = p
-		res.Renamed++
+		r = slices.Clone(r)
+		r[di] = domain
+		renamed.Rows = append(renamed.Rows, r)
 	}
+	res.Renamed = len(renamed.Rows)
 	if len(leaving) == 0 {
 		return res, nil
 	}
@@ -108,7 +104,8 @@ func (c *Compiler) MigrateKeys(ctx context.Context, id string) (res KeysResult, 
 		}
 		res.Quarantined = len(refused.Rows)
 	}
-	home := moved[id] // renamed records whose domain key is in this shard
+	moved := c.split(renamed) // by their domain key's shard
+	home := moved[id]         // renamed records whose domain key is in this shard
 	delete(moved, id)
 	if err := c.mergeAll(ctx, moved); err != nil { // I8: durable first
 		return res, err
@@ -149,9 +146,9 @@ func (c *Compiler) removeMoved(ctx context.Context, id string, leaving map[strin
 	return c.writeShard(ctx, id, out, body, cond)
 }
 
-// unit is r's unit i, or "" when r is shorter.
+// unit is r's unit i, or "" when r has none (i < 0: no such column).
 func unit(r []string, i int) string {
-	if i < len(r) {
+	if i >= 0 && i < len(r) {
 		return r[i]
 	}
 	return ""

@@ -213,11 +213,7 @@ func (c *Compiler) split(t Table) map[string]Table {
 	di := indexOf(t.Header, DomainField)
 	out := map[string]Table{}
 	for _, r := range t.Rows {
-		d := ""
-		if di >= 0 && di < len(r) {
-			d = r[di]
-		}
-		id := c.cfg.Layout.Of(d)
+		id := c.cfg.Layout.Of(unit(r, di))
 		p := out[id]
 		p.Header = t.Header
 		p.Rows = append(p.Rows, r)
