@@ -110,20 +110,9 @@ func (c *Compiler) MigrateKeys(ctx context.Context, id string) (res KeysResult, 
 	if err := c.mergeAll(ctx, moved); err != nil { // I8: durable first
 		return res, err
 	}
-	for attempt := 0; ; attempt++ {
-		lk, err := c.acquireWait(ctx, id)
-		if err != nil {
-			return res, err
-		}
-		conflict, err := c.removeMoved(ctx, id, leaving, home)
-		c.release(lk)
-		if err != nil || !conflict {
-			return res, err
-		}
-		if attempt >= 10 {
-			return res, fmt.Errorf("compiler: shard %s changed under its lock 10 times while its old keys were moved out", id)
-		}
-	}
+	return res, c.rewriteLocked(ctx, id, "its old keys were moved out", func() (bool, error) {
+		return c.removeMoved(ctx, id, leaving, home)
+	})
 }
 
 // removeMoved rewrites shard id, which the caller has locked, without the

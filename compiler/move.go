@@ -237,23 +237,32 @@ func (c *Compiler) mergeAll(ctx context.Context, parts map[string]Table) error {
 	return errors.Join(errs...)
 }
 
-// mergeInto merges t into shard id under its lock (I1, I2), waiting while
-// another worker holds it. A lost write condition (a worker that took the
-// lock over as stale wrote meanwhile) is retried: the shard is read again
-// under a new lock, so nothing is overwritten blindly.
+// mergeInto merges t into shard id under its lock (I1, I2).
 func (c *Compiler) mergeInto(ctx context.Context, id string, t Table) error {
+	return c.rewriteLocked(ctx, id, "records were moved into it", func() (bool, error) {
+		return c.mergeLocked(ctx, id, t)
+	})
+}
+
+// rewriteLocked runs rewrite, which reads shard id and writes it with
+// writeShard, under the shard's lock (I1, I2), waiting while another worker
+// holds it. A lost write condition (a worker that took the lock over as
+// stale wrote meanwhile) is retried: the shard is read again under a new
+// lock, so nothing is overwritten blindly. doing says what the rewrite
+// does, for the error after 10 lost conditions.
+func (c *Compiler) rewriteLocked(ctx context.Context, id, doing string, rewrite func() (conflict bool, err error)) error {
 	for attempt := 0; ; attempt++ {
 		lk, err := c.acquireWait(ctx, id)
 		if err != nil {
 			return err
 		}
-		conflict, err := c.mergeLocked(ctx, id, t)
+		conflict, err := rewrite()
 		c.release(lk)
 		if err != nil || !conflict {
 			return err
 		}
 		if attempt >= 10 {
-			return fmt.Errorf("compiler: shard %s changed under its lock 10 times while records were moved into it", id)
+			return fmt.Errorf("compiler: shard %s changed under its lock 10 times while %s", id, doing)
 		}
 	}
 }
