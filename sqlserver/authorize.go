@@ -34,9 +34,14 @@ import (
 //	P3. No string, and no quoted name that looks like a path, may stand
 //	    where a relation goes (FROM 'x.parquet', DESCRIBE 'x.csv'): DuckDB
 //	    reads those as files (replacement scans).
-//	P4. DDL and DML reach only TEMP objects of the session, and a TEMP
-//	    object may not take the name of a shared one (a macro shadowing
-//	    domain_datasets, a view shadowing datasets).
+//	P4. DDL and DML reach only TEMP objects of the session, of the kind the
+//	    statement names, and a TEMP object may not take the name of a shared
+//	    one, created or renamed (a macro shadowing domain_datasets, a view
+//	    shadowing datasets).
+//
+// All four read tokens of pgsql's lexer; L1 (stmtcount.go) makes sure
+// DuckDB reads the same single statement. P2 also refuses the scalar
+// functions of stackOverflowFunctions.
 //
 // Refusals carry SQLSTATE 42501 and name the role and what it lacks; they
 // happen before anything runs, so the session and every shared object stay
@@ -56,6 +61,15 @@ var safeTableFunctions = map[string]bool{
 	"pragma_collations": true, "pg_timezone_names": true, "icu_calendar_names": true,
 }
 
+// stackOverflowFunctions are DuckDB 1.5.5 scalar and aggregate functions
+// that recurse once per nesting level of their JSON argument on the
+// thread's stack: a reader's json_structure(repeat('[', 100000) || ...)
+// ended the whole process with SIGSEGV (measured, with json_contains and
+// json_group_structure; the other json functions held at that depth).
+// Non-admins may not name them (P2); nothing in the server can bound the
+// nesting of a value DuckDB builds at run time.
+var stackOverflowFunctions = map[string]bool{"json_structure": true, "json_group_structure": true, "json_contains": true}
+
 // queryKeywords start statements that only read (P1).
 var queryKeywords = map[string]bool{
 	"SELECT": true, "WITH": true, "VALUES": true, "TABLE": true, "FROM": true, "DESCRIBE": true,
@@ -65,10 +79,11 @@ var queryKeywords = map[string]bool{
 // relationKeywords are followed by a relation (P3).
 var relationKeywords = map[string]bool{"DESCRIBE": true, "SUMMARIZE": true, "SHOW": true, "TABLE": true, "PIVOT": true, "UNPIVOT": true, "PIVOT_WIDER": true, "PIVOT_LONGER": true}
 
-// tableFunctionNames lists every table function, table macro and pragma
-// DuckDB knows, read once after start-up (the Init hooks have registered
-// DHSI's by then).
-type tableFunctionNames struct {
+// lazyNameSet is a set of names read from DuckDB's catalog once, after
+// start-up (the Init hooks have registered DHSI's functions by then): the
+// table functions, table macros and pragmas (tableFunctions), the reserved
+// words (reservedKeywords).
+type lazyNameSet struct {
 	once  sync.Once
 	names map[string]bool
 	err   error
@@ -96,18 +111,52 @@ func (e *Engine) tableFunctions(ctx context.Context) (map[string]bool, error) {
 	return e.tfNames.names, e.tfNames.err
 }
 
+// reservedKeywords lists DuckDB's reserved words, read once.
+func (e *Engine) reservedKeywords(ctx context.Context) (map[string]bool, error) {
+	e.reserved.once.Do(func() {
+		names := map[string]bool{}
+		rows, err := e.db.QueryContext(ctx, `SELECT lower(keyword_name) FROM duckdb_keywords() WHERE keyword_category = 'reserved'`)
+		if err != nil {
+			e.reserved.err = fmt.Errorf("list reserved keywords: %w", err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				e.reserved.err = err
+				return
+			}
+			names[n] = true
+		}
+		e.reserved.names, e.reserved.err = names, rows.Err()
+	})
+	return e.reserved.names, e.reserved.err
+}
+
 func (s *session) deny(what, needs string) error {
 	return pgErrorf(codes.InsufficientPrivilege, "%s", (&access.Denied{Principal: s.principal, What: what, Needs: needs}).Error())
 }
 
 // authorize applies P1–P4 to the tokens DuckDB will be given.
 func (s *session) authorize(ctx context.Context, duckSQL string) error {
+	if strings.IndexByte(duckSQL, 0) >= 0 {
+		// DuckDB reads a C string, so it would see only the text before
+		// the NUL, and the checks below the whole; PostgreSQL refuses it too
+		return pgErrorf(codes.CharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x00`)
+	}
 	if s.principal.Role == access.Admin {
 		return nil
 	}
 	toks := pgsql.Significant(pgsql.Lex(duckSQL))
 	if len(toks) == 0 {
 		return nil
+	}
+	// L1 (stmtcount.go): the checks read one statement; DuckDB must too
+	if n, err := s.srv.engine.stmts.count(duckSQL); err != nil {
+		return err
+	} else if n > 1 {
+		return pgErrorf(codes.Syntax, "DuckDB reads %d statements in this text where the server reads one: send them one at a time", n)
 	}
 	if err := s.authorizeNames(ctx, toks); err != nil {
 		return err
@@ -126,6 +175,9 @@ func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error 
 		switch t.Kind {
 		case pgsql.Ident, pgsql.QIdent:
 			name := strings.ToLower(t.IdentName())
+			if i+1 < len(toks) && toks[i+1].Text == "(" && stackOverflowFunctions[name] {
+				return s.deny("call "+name+"() (DuckDB overflows its stack on deeply nested JSON there, which ends the server)", "the admin role")
+			}
 			if i+1 < len(toks) && toks[i+1].Text == "(" && tfs[name] && !safeTableFunctions[name] && !s.srv.readerFunctions[name] {
 				if role, ok := s.srv.cfg.Procedures[name]; ok {
 					if s.principal.AtLeast(role) {
@@ -226,17 +278,19 @@ func (s *session) authorizeKind(ctx context.Context, toks []pgsql.Token) error {
 	case first == "DROP":
 		i := 1
 		obj := kw(i)
-		switch obj {
-		case "TABLE", "VIEW", "MACRO", "FUNCTION", "SEQUENCE", "TYPE":
-		default:
+		kind, ok := tempKinds[obj]
+		if !ok {
 			return s.deny("DROP "+obj, "the admin role")
 		}
 		i++
+		if obj == "MACRO" && kw(i) == "TABLE" {
+			i++ // DROP MACRO TABLE name
+		}
 		if kw(i) == "IF" && kw(i+1) == "EXISTS" {
 			i += 2
 		}
 		for i < len(toks) {
-			end, err := s.requireTemp(ctx, toks, i, "DROP "+obj)
+			end, err := s.requireTemp(ctx, toks, i, kind, "DROP "+obj)
 			if err != nil {
 				return err
 			}
@@ -256,14 +310,14 @@ func (s *session) authorizeKind(ctx context.Context, toks []pgsql.Token) error {
 		if kw(i) == "INTO" {
 			i++
 		}
-		_, err := s.requireTemp(ctx, toks, i, "INSERT INTO")
+		_, err := s.requireTemp(ctx, toks, i, "table", "INSERT INTO")
 		return err
 	case first == "UPDATE", first == "TRUNCATE", first == "DELETE", first == "MERGE":
 		i := 1
 		if kw(i) == "FROM" || kw(i) == "TABLE" || kw(i) == "INTO" {
 			i++
 		}
-		_, err := s.requireTemp(ctx, toks, i, first)
+		_, err := s.requireTemp(ctx, toks, i, "table", first)
 		return err
 	case first == "ALTER":
 		switch kw(1) {
@@ -272,8 +326,26 @@ func (s *session) authorizeKind(ctx context.Context, toks []pgsql.Token) error {
 			if kw(i) == "IF" && kw(i+1) == "EXISTS" {
 				i += 2
 			}
-			_, err := s.requireTemp(ctx, toks, i, "ALTER "+kw(1))
-			return err
+			end, err := s.requireTemp(ctx, toks, i, tempKinds[kw(1)], "ALTER "+kw(1))
+			if err != nil {
+				return err
+			}
+			// RENAME TO: the new name may not shadow a shared object either
+			// (P4), or a later DROP MACRO of that name would pass as a TEMP
+			// object's and drop the shared one
+			if kw(end) == "RENAME" && kw(end+1) == "TO" {
+				if parts, _ := qualifiedName(toks, end+2); len(parts) > 0 {
+					name := parts[len(parts)-1]
+					shared, err := s.sharedName(ctx, name)
+					if err != nil {
+						return err
+					}
+					if shared {
+						return s.deny(fmt.Sprintf("rename a TEMP %s to %q: it would shadow a shared object of that name", strings.ToLower(kw(1)), name), "the admin role")
+					}
+				}
+			}
+			return nil
 		}
 		return s.deny("ALTER "+kw(1), "the admin role")
 	case first == "COMMENT":
@@ -357,10 +429,22 @@ func qualifiedName(toks []pgsql.Token, i int) (parts []string, end int) {
 // requireTemp allows the statement only when the relation named at toks[i]
 // is a TEMP object of this session (P4): "temp.x", or an unqualified x that
 // exists in temp (DuckDB resolves temp before every other schema).
-func (s *session) requireTemp(ctx context.Context, toks []pgsql.Token, i int, what string) (int, error) {
+func (s *session) requireTemp(ctx context.Context, toks []pgsql.Token, i int, kind, what string) (int, error) {
 	parts, end := qualifiedName(toks, i)
 	if len(parts) == 0 {
 		return end, s.deny(what+" of this object", "the admin role")
+	}
+	if toks[i].Kind == pgsql.Ident {
+		// a reserved word is never a bare name: read as one, "DROP MACRO
+		// TABLE x" once checked a TEMP table called "table" and dropped the
+		// shared macro x
+		reserved, err := s.srv.engine.reservedKeywords(ctx)
+		if err != nil {
+			return end, err
+		}
+		if reserved[strings.ToLower(toks[i].Text)] {
+			return end, s.deny(fmt.Sprintf("%s %s ... (the server could not tell which object it names)", what, toks[i].Text), "the admin role")
+		}
 	}
 	name := parts[len(parts)-1]
 	if len(parts) > 1 {
@@ -369,7 +453,7 @@ func (s *session) requireTemp(ctx context.Context, toks []pgsql.Token, i int, wh
 		}
 		return end, s.deny(fmt.Sprintf("%s %s (non-admins change only TEMP objects of their own session)", what, strings.Join(parts, ".")), "the admin role")
 	}
-	ok, err := s.tempName(ctx, name)
+	ok, err := s.tempName(ctx, name, kind)
 	if err != nil {
 		return end, err
 	}
@@ -379,14 +463,21 @@ func (s *session) requireTemp(ctx context.Context, toks []pgsql.Token, i int, wh
 	return end, nil
 }
 
-// tempName reports whether this session has a TEMP object called name.
-func (s *session) tempName(ctx context.Context, name string) (bool, error) {
+// tempKinds maps the object word of DROP and ALTER to the kind of TEMP
+// object it must name (tempName).
+var tempKinds = map[string]string{"TABLE": "table", "VIEW": "view", "MACRO": "function", "FUNCTION": "function", "SEQUENCE": "sequence"}
+
+// tempName reports whether this session has a TEMP object of kind (table,
+// view, sequence or function) called name. The kind matters: DuckDB looks
+// up DROP MACRO x among functions only, so a TEMP table x must not let it
+// through to a shared macro x.
+func (s *session) tempName(ctx context.Context, name, kind string) (bool, error) {
 	return s.catalogHas(ctx, `SELECT count(*) FROM (
-		SELECT table_name AS n FROM duckdb_tables() WHERE database_name = 'temp'
-		UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = 'temp'
-		UNION ALL SELECT sequence_name FROM duckdb_sequences() WHERE database_name = 'temp'
-		UNION ALL SELECT function_name FROM duckdb_functions() WHERE database_name = 'temp'
-	) WHERE lower(n) = lower($1)`, name)
+		SELECT 'table' AS k, table_name AS n FROM duckdb_tables() WHERE database_name = 'temp'
+		UNION ALL SELECT 'view', view_name FROM duckdb_views() WHERE database_name = 'temp' AND NOT internal
+		UNION ALL SELECT 'sequence', sequence_name FROM duckdb_sequences() WHERE database_name = 'temp'
+		UNION ALL SELECT 'function', function_name FROM duckdb_functions() WHERE database_name = 'temp'
+	) WHERE lower(n) = lower($1) AND k = '`+kind+`'`, name)
 }
 
 // sharedName reports whether a shared relation or any function is called

@@ -55,8 +55,11 @@ type Engine struct {
 	// "memory" in memory); it is what current_database() returns.
 	Name string
 
-	tfNames tableFunctionNames
-	sandbox *Sandbox
+	tfNames lazyNameSet
+	// reserved holds DuckDB's reserved words (authorize.go, requireTemp)
+	reserved lazyNameSet
+	stmts    statementCounter // L1 (stmtcount.go)
+	sandbox  *Sandbox
 	// server is the wire server on this engine, once built: the session
 	// functions (activity.go) read it at call time
 	server atomic.Pointer[Server]

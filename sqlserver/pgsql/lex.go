@@ -10,7 +10,6 @@ package pgsql
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -142,8 +141,7 @@ func Lex(src string) []Token {
 			k = Number
 		case isIdentStart(src, i):
 			for i < len(src) && isIdentCont(src, i) {
-				_, w := utf8.DecodeRuneInString(src[i:])
-				i += w
+				i++
 			}
 			k = Ident
 		case strings.IndexByte("(),;[]{}.", c) >= 0:
@@ -171,14 +169,22 @@ func Lex(src string) []Token {
 	return toks
 }
 
+// isIdentStart and isIdentCont follow PostgreSQL's scanner (scan.l), which
+// DuckDB's parser shares: ident_start is [A-Za-z\200-\377_] and ident_cont
+// adds [0-9$]. Every byte of 0x80 and above counts, whatever the character
+// (a letter, a symbol such as '€', or no valid UTF-8 at all). Deciding by
+// Unicode class instead let a statement lex differently here than in DuckDB
+// ('$€$' opened a dollar quote only for DuckDB, '€E' started an E-string
+// only here), and the authorization checks then judged a different statement
+// than the one DuckDB ran (docs/security.md, L1).
 func isIdentStart(s string, i int) bool {
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return r == '_' || unicode.IsLetter(r)
+	c := s[i]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 func isIdentCont(s string, i int) bool {
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return r == '_' || r == '$' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	c := s[i]
+	return isIdentStart(s, i) || c >= '0' && c <= '9' || c == '$'
 }
 
 func skipBlockComment(s string, i int) int {
@@ -222,11 +228,12 @@ func skipQuoted(s string, i int, q byte, backslash bool) int {
 	return len(s)
 }
 
-// dollarQuoted recognises $tag$...$tag$ starting at s[i].
+// dollarQuoted recognises $tag$...$tag$ starting at s[i]. As in scan.l, a
+// tag starts with [A-Za-z\200-\377_] and continues with those or digits.
 func dollarQuoted(s string, i int) (int, bool) {
 	j := i + 1
 	for j < len(s) && s[j] != '$' {
-		if !isIdentCont(s, j) {
+		if !isIdentStart(s, j) && !(j > i+1 && s[j] >= '0' && s[j] <= '9') {
 			return 0, false
 		}
 		j++

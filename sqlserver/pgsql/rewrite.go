@@ -275,29 +275,54 @@ func aliasSetReturningFunctions(toks []Token) []Token {
 // at its own parenthesis depth (a FROM item, not a select-list entry or a
 // condition).
 func fromClauses(toks []Token) []bool {
+	// the state of one parenthesis (or bracket) depth
+	const (
+		outside   = iota
+		fromItems // after FROM, JOIN, a relation's USING, or a comma ending a join condition
+		joinCond  // after ON or USING (...) of a join: an expression, until a comma or JOIN
+	)
 	out := make([]bool, len(toks))
-	inFrom := []bool{false} // one entry per open parenthesis
+	state := []uint8{outside}
 	for i, t := range toks {
-		top := len(inFrom) - 1
+		top := len(state) - 1
 		switch {
-		case t.Text == "(":
-			out[i] = inFrom[top]
-			inFrom = append(inFrom, false)
+		case t.Text == "(" || t.Text == "[":
+			out[i] = state[top] == fromItems
+			state = append(state, outside)
 			continue
-		case t.Text == ")":
+		case t.Text == ")" || t.Text == "]":
 			if top > 0 {
-				inFrom = inFrom[:top]
+				state = state[:top]
 			}
+		case t.Text == "," && state[top] == joinCond:
+			// "a JOIN b ON c, d": the comma ends the condition and d is the
+			// next FROM item (a bracket or parenthesis inside c has its own
+			// depth, so its commas do not count)
+			state[top] = fromItems
 		case t.Kind == Ident:
 			switch t.Upper() {
 			case "FROM", "JOIN":
-				inFrom[top] = true
-			case "SELECT", "WHERE", "ON", "USING", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION",
+				state[top] = fromItems
+			case "ON":
+				if state[top] == fromItems {
+					state[top] = joinCond
+				} else {
+					state[top] = outside
+				}
+			case "USING":
+				// JOIN ... USING (a, b) is a condition; DELETE ... USING t
+				// and MERGE ... USING t name relations
+				if n := NextSignificant(toks, i); n >= 0 && toks[n].Text == "(" && state[top] == fromItems {
+					state[top] = joinCond
+				} else {
+					state[top] = fromItems
+				}
+			case "SELECT", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION",
 				"INTERSECT", "EXCEPT", "WINDOW", "RETURNING", "SET", "VALUES", "FETCH", "QUALIFY":
-				inFrom[top] = false
+				state[top] = outside
 			}
 		}
-		out[i] = inFrom[len(inFrom)-1]
+		out[i] = state[len(state)-1] == fromItems
 	}
 	return out
 }
