@@ -128,8 +128,12 @@ type api struct{ cfg Config }
 
 // DomainResponse is GET /v1/domain/{d}.
 type DomainResponse struct {
-	Domain   string         `json:"domain"`
-	DomainID uint64         `json:"domain_id"`
+	Domain string `json:"domain"`
+	// DomainID is the domain's position in the index's dictionary. It is
+	// left out for a caller that some grant hides a dataset from: ids are
+	// dense and in name order, so the gaps would count the domains only
+	// hidden datasets hold, and place them (A3).
+	DomainID *uint64        `json:"domain_id,omitempty"`
 	Note     string         `json:"note,omitempty"`
 	Version  string         `json:"version"`
 	Datasets []DatasetEntry `json:"datasets"`
@@ -187,7 +191,10 @@ func (a *api) domain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	visible := a.visible(r, snap)
-	resp := DomainResponse{Domain: d, DomainID: id, Note: note, Version: snap.Version.Version, Datasets: []DatasetEntry{}}
+	resp := DomainResponse{Domain: d, Note: note, Version: snap.Version.Version, Datasets: []DatasetEntry{}}
+	if visible == nil {
+		resp.DomainID = &id
+	}
 	for _, x := range ds {
 		if visible != nil && !visible(x.DatasetID) {
 			continue // A3

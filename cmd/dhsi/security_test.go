@@ -447,6 +447,11 @@ func TestGrantsHideDatasetsEverywhere(t *testing.T) {
 				if err := json.Unmarshal([]byte(body), &resp); err != nil {
 					t.Fatal(err)
 				}
+				// domain ids are dense and in name order: their gaps would
+				// count and place the domains only hidden datasets hold (A3)
+				if hasID := strings.Contains(body, `"domain_id"`); hasID != (user == "alice") {
+					t.Errorf("%s: HTTP domain %s carries domain_id: %v, want %v (%s)", user, d, hasID, user == "alice", body)
+				}
 				for _, x := range resp.Datasets {
 					got = append(got, dd{int32(x.DatasetID), x.Dataset, x.URLCount})
 				}
