@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	crand "crypto/rand"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -457,7 +458,7 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		reader:    rd,
 		user:      user,
 		dbname:    dbname,
-		settings:  newSettings(user),
+		settings:  newSettings(user, principal.Role == access.Admin),
 		tx:        txIdle,
 		stmts:     map[string]*prepared{},
 		portals:   map[string]*portal{},
@@ -473,7 +474,11 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 			break
 		}
 	}
-	sess.secret = rand.Uint32()
+	// the cancel key: whoever knows (pid, secret) may cancel the session's
+	// statements, and pids are visible in pg_stat_activity
+	var secret [4]byte
+	_, _ = crand.Read(secret[:]) // never fails on Linux (crypto/rand)
+	sess.secret = binary.BigEndian.Uint32(secret[:])
 	s.sessions[sess.pid] = sess
 	s.mu.Unlock()
 	defer func() {

@@ -195,12 +195,18 @@ type settings struct {
 	values map[string]string
 }
 
-func newSettings(user string) *settings {
+// newSettings are a new session's settings; is_superuser says whether the
+// user is an admin, as PostgreSQL's says whether the role is a superuser
+// (drivers and BI tools read it to offer admin actions).
+func newSettings(user string, superuser bool) *settings {
 	s := &settings{table: gucTable(), values: map[string]string{}}
 	for name, g := range s.table {
 		s.values[name] = g.def
 	}
 	s.values["session_authorization"] = user
+	if !superuser {
+		s.values["is_superuser"] = "off"
+	}
 	return s
 }
 

@@ -34,3 +34,6 @@ CALL enable_logging();
 -- name: the session settings clients send stay open
 -- expect: reader==UTC writer==UTC admin==UTC
 SET application_name = 'bi'; SET extra_float_digits = 3; SET DateStyle = 'ISO'; SET statement_timeout = 0; SET search_path = public; SET TimeZone = 'UTC'; SHOW TimeZone;
+-- name: is_superuser says whether the user is an admin
+-- expect: nonadmin==off admin==on
+SHOW is_superuser;
