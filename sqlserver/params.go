@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/duckdb/duckdb-go/v2/mapping"
@@ -66,6 +67,9 @@ func decodeParam(oid uint32, format int16, data []byte) (any, error) {
 		return nil, nil
 	}
 	if format == 0 {
+		if err := validUTF8(data); err != nil {
+			return nil, err
+		}
 		return decodeTextParam(oid, string(data))
 	}
 	if format != 1 {
@@ -114,10 +118,16 @@ func decodeParam(oid uint32, format int16, data []byte) (any, error) {
 	case oidBytea:
 		return append([]byte(nil), data...), nil
 	case oidText, oidVarchar, oidName, oidChar, oidJSON, oidUnknown, 0:
+		if err := validUTF8(data); err != nil {
+			return nil, err
+		}
 		return string(data), nil
 	case oidJSONB:
 		if len(data) < 1 || data[0] != 1 {
 			return nil, bad()
+		}
+		if err := validUTF8(data[1:]); err != nil {
+			return nil, err
 		}
 		return string(data[1:]), nil
 	case oidUUID:
@@ -169,6 +179,23 @@ func decodeParam(oid uint32, format int16, data []byte) (any, error) {
 		return decodeArrayBinary(data)
 	}
 	return nil, pgErrorf(codes.FeatureNotSupported, "binary parameters of type oid %d are not supported; send them in text format", oid)
+}
+
+// validUTF8 refuses text that is not UTF-8, the server's only encoding, in
+// PostgreSQL's words: DuckDB would fail on it later with an empty message.
+func validUTF8(b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	i := 0
+	for i < len(b) {
+		r, w := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && w <= 1 {
+			break
+		}
+		i += w
+	}
+	return pgErrorf(codes.CharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x%02x`, b[i])
 }
 
 func decodeTextParam(oid uint32, s string) (any, error) {

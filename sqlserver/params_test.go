@@ -119,3 +119,22 @@ func TestParametersRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestParameterNotUTF8 sends a text parameter that is not UTF-8, in text
+// and in binary format: PostgreSQL's 22021 naming the byte, not an internal
+// error with no message, and the session goes on.
+func TestParameterNotUTF8(t *testing.T) {
+	s := startServer(t)
+	for _, m := range []pgx.QueryExecMode{pgx.QueryExecModeExec, pgx.QueryExecModeDescribeExec} {
+		conn := s.connect(t, withMode(m))
+		ctx := ctxT(t)
+		_, err := conn.Exec(ctx, "SELECT length($1::VARCHAR)", "a\xff\xfe.example")
+		if pe := wantCode(t, err, "22021"); pe != nil && pe.Message != `invalid byte sequence for encoding "UTF8": 0xff` {
+			t.Errorf("%v: message %q", m, pe.Message)
+		}
+		var one int
+		if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+			t.Fatalf("%v: the session after: %v", m, err)
+		}
+	}
+}
