@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"io"
@@ -89,49 +90,36 @@ type lazyNameSet struct {
 	err   error
 }
 
-func (e *Engine) tableFunctions(ctx context.Context) (map[string]bool, error) {
-	e.tfNames.once.Do(func() {
+// load reads the set on first use: query returns one column of names.
+func (l *lazyNameSet) load(ctx context.Context, db *sql.DB, what, query string) (map[string]bool, error) {
+	l.once.Do(func() {
 		names := map[string]bool{}
-		rows, err := e.db.QueryContext(ctx, `SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE function_type IN ('table', 'table_macro', 'pragma')`)
+		rows, err := db.QueryContext(ctx, query)
 		if err != nil {
-			e.tfNames.err = fmt.Errorf("list table functions: %w", err)
+			l.err = fmt.Errorf("list %s: %w", what, err)
 			return
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var n string
 			if err := rows.Scan(&n); err != nil {
-				e.tfNames.err = err
+				l.err = err
 				return
 			}
 			names[n] = true
 		}
-		e.tfNames.names, e.tfNames.err = names, rows.Err()
+		l.names, l.err = names, rows.Err()
 	})
-	return e.tfNames.names, e.tfNames.err
+	return l.names, l.err
 }
 
-// reservedKeywords lists DuckDB's reserved words, read once.
+func (e *Engine) tableFunctions(ctx context.Context) (map[string]bool, error) {
+	return e.tfNames.load(ctx, e.db, "table functions", `SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE function_type IN ('table', 'table_macro', 'pragma')`)
+}
+
+// reservedKeywords lists DuckDB's reserved words.
 func (e *Engine) reservedKeywords(ctx context.Context) (map[string]bool, error) {
-	e.reserved.once.Do(func() {
-		names := map[string]bool{}
-		rows, err := e.db.QueryContext(ctx, `SELECT lower(keyword_name) FROM duckdb_keywords() WHERE keyword_category = 'reserved'`)
-		if err != nil {
-			e.reserved.err = fmt.Errorf("list reserved keywords: %w", err)
-			return
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				e.reserved.err = err
-				return
-			}
-			names[n] = true
-		}
-		e.reserved.names, e.reserved.err = names, rows.Err()
-	})
-	return e.reserved.names, e.reserved.err
+	return e.reserved.load(ctx, e.db, "reserved keywords", `SELECT lower(keyword_name) FROM duckdb_keywords() WHERE keyword_category = 'reserved'`)
 }
 
 func (s *session) deny(what, needs string) error {
