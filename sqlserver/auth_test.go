@@ -9,8 +9,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
-	"github.com/dhsi/dhsi/access"
 	"math/big"
 	"net"
 	"net/url"
@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/sqlserver"
 )
 
@@ -67,6 +69,37 @@ func TestPasswordAuthentication(t *testing.T) {
 		pe := wantCode(t, err, "28P01")
 		if pe.Severity != "FATAL" {
 			t.Errorf("severity = %q, want FATAL", pe.Severity)
+		}
+	})
+	t.Run("a huge message before authentication is refused at once", func(t *testing.T) {
+		// a 5-byte header announcing 1.5 GB once made the server allocate
+		// it and wait for it without a deadline
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(s.host, strconv.Itoa(s.port)), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fe := pgproto3.NewFrontend(c, c)
+		fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "alice", "database": "dhsi"}})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fe.Receive(); err != nil { // AuthenticationSASL
+			t.Fatal(err)
+		}
+		if _, err := c.Write([]byte{'p', 0x60, 0, 0, 0}); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, 4096)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					t.Fatal("the server still waits for the announced body")
+				}
+				return // closed (after its FATAL, if any)
+			}
 		}
 	})
 	t.Run("no password is refused", func(t *testing.T) {

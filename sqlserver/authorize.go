@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/jeroenrinzema/psql-wire/codes"
 
@@ -69,7 +70,15 @@ var safeTableFunctions = map[string]bool{
 // json_group_structure; the other json functions held at that depth).
 // Non-admins may not name them (P2); nothing in the server can bound the
 // nesting of a value DuckDB builds at run time.
-var stackOverflowFunctions = map[string]bool{"json_structure": true, "json_group_structure": true, "json_contains": true}
+var stackOverflowFunctions = map[string]bool{
+	"json_structure": true, "json_group_structure": true, "json_contains": true, "json_merge_patch": true,
+	"json_transform": true, "json_transform_strict": true, "from_json": true, "from_json_strict": true,
+	"json_deserialize_sql": true,
+}
+
+// stackOverflowTypes are the type names whose casts recurse the same way
+// (JSON cast to VARIANT, measured).
+var stackOverflowTypes = map[string]bool{"variant": true}
 
 // queryKeywords start statements that only read (P1).
 var queryKeywords = map[string]bool{
@@ -140,6 +149,15 @@ func (s *session) authorize(ctx context.Context, duckSQL string) error {
 	if len(toks) == 0 {
 		return nil
 	}
+	// L1: DuckDB retries a text it cannot parse with every Unicode space
+	// outside quotes turned into an ASCII one, where this lexer (and
+	// PostgreSQL's) reads those bytes as part of an identifier: "FROM\u00a0
+	// read_parquet(...)" was one name here and a file read there
+	for _, t := range toks {
+		if t.Kind == pgsql.Ident && hasUnicodeSpace(t.Text) {
+			return pgErrorf(codes.Syntax, "a Unicode space (such as U+00A0) outside a quoted literal: use an ASCII space")
+		}
+	}
 	// L1 (stmtcount.go): the checks read one statement; DuckDB must too
 	if n, err := s.srv.engine.stmts.count(duckSQL); err != nil {
 		return err
@@ -166,6 +184,9 @@ func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error 
 			if i+1 < len(toks) && toks[i+1].Text == "(" && stackOverflowFunctions[name] {
 				return s.deny("call "+name+"() (DuckDB overflows its stack on deeply nested JSON there, which ends the server)", "the admin role")
 			}
+			if stackOverflowTypes[name] {
+				return s.deny("use the type "+name+" (DuckDB overflows its stack casting deeply nested JSON to it, which ends the server)", "the admin role")
+			}
 			if i+1 < len(toks) && toks[i+1].Text == "(" && tfs[name] && !safeTableFunctions[name] && !s.srv.readerFunctions[name] {
 				if role, ok := s.srv.cfg.Procedures[name]; ok {
 					if s.principal.AtLeast(role) {
@@ -185,6 +206,18 @@ func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error 
 		}
 	}
 	return nil
+}
+
+// hasUnicodeSpace reports a space or format character beyond ASCII:
+// Unicode's space separators, line and paragraph separators, NEL, the zero
+// widths and the byte-order mark (a superset of what DuckDB strips).
+func hasUnicodeSpace(s string) bool {
+	for _, r := range s {
+		if r >= 0x80 && (unicode.IsSpace(r) || unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp, unicode.Cf)) {
+			return true
+		}
+	}
+	return false
 }
 
 func afterRelationKeyword(toks []pgsql.Token, i int) bool {

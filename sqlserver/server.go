@@ -363,6 +363,10 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// authMessageLimit bounds a message before authentication ends: PostgreSQL's
+// PG_MAX_AUTH_TOKEN_LENGTH.
+const authMessageLimit = 65535
+
 // handle runs the start-up phase of one connection, then its session.
 func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 	// the session's reader: it writes the session's queued answers before
@@ -407,7 +411,6 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 			return fmt.Errorf("unexpected start-up message %T", msg)
 		}
 	}
-	_ = conn.SetReadDeadline(time.Time{})
 	fatal := func(code codes.Code, format string, args ...any) error {
 		e := &Error{Severity: "FATAL", Code: code, Message: fmt.Sprintf(format, args...)}
 		be.Send(e.response())
@@ -424,10 +427,18 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 	}
 	users := s.users.Load() // one list for the whole start-up
 	if users.Len() > 0 {
+		// Until the client has proven who it is, it may neither announce a
+		// message of any size (a 5-byte header of 1.5 GB made the server
+		// allocate it) nor take its time: PostgreSQL's limit for an
+		// authentication message, and the start-up's 30 s deadline
+		be.SetMaxBodyLen(authMessageLimit)
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 		if err := users.authenticate(be, user); err != nil {
 			return err
 		}
+		be.SetMaxBodyLen(0)
 	}
+	_ = conn.SetReadDeadline(time.Time{})
 	be.Send(&pgproto3.AuthenticationOk{})
 
 	s.mu.Lock()

@@ -36,6 +36,13 @@ func TestLexerSplitsAsDuckDBParses(t *testing.T) {
 		"SELECT 1 AS \"€\"\"; \"; SELECT 2",
 		"CREATE TEMP MACRO m(x) AS (x + 1); SELECT m(1)",
 		"SELECT [1, 2]; SELECT {'a': ';'}",
+		"SELECT 1 --\r; SELECT 2",
+		"SELECT 1 --;\r; SELECT 2",
+		"SELECT E'x'\n'\\' ; SELECT 2 ; ' AS a; SELECT 3",
+		"SELECT E'x' -- c\n'\\' ; SELECT 2 ; ' AS a; SELECT 3",
+		"SELECT E'x'\r'\\' ; SELECT 2 ; ' AS a; SELECT 3",
+		"SELECT E'x' '\\' ; SELECT 2",
+		"SELECT 'x'\n'\\' ; SELECT 2",
 	}
 	var counter statementCounter
 	for _, text := range texts {

@@ -639,3 +639,42 @@ func TestSIGHUPReloadsUsers(t *testing.T) {
 		t.Error("alice's session did not survive the reload")
 	}
 }
+
+// TestLexerDisagreementsRefused sends, as a reader over the simple and the
+// extended protocol, texts that DuckDB's scanner once read differently from
+// the server's: a "--" comment DuckDB ends at a carriage return, an E”
+// string continued on the next line (its backslash escapes go on), and a
+// Unicode space DuckDB turns into an ASCII one when the text does not parse
+// otherwise. Each hid a file read or a shared DDL statement from P1–P3.
+func TestLexerDisagreementsRefused(t *testing.T) {
+	s := startSecurityServer(t)
+	glob := strings.ReplaceAll(filepath.Join(s.store, "urls", "**", "*.parquet"), "'", "''")
+	texts := map[string]string{
+		"SELECT url FROM --\r read_parquet('" + glob + "')":                                         "42501",
+		"EXPLAIN ANALYZE --\r CREATE TABLE public.lexer_cr AS SELECT 42 AS x":                       "42501",
+		"SELECT E'x'\n'\\' , ' AS a, (SELECT count(*) FROM read_parquet('" + glob + "')) AS b -- '": "42501",
+		"SELECT count(*) FROM\u00a0read_parquet('" + glob + "')":                                    "42601",
+		"WITH x AS (SELECT 7 AS v)\u3000INSERT INTO public.lexer_sp SELECT v FROM x":                "42601",
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
+		conn := s.connect(t, "rita")
+		for text, want := range texts {
+			rows, err := conn.Query(context.Background(), text, mode)
+			if err == nil {
+				for rows.Next() {
+				}
+				rows.Close()
+				err = rows.Err()
+			}
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != want {
+				t.Errorf("%v %q: %v, want SQLSTATE %s", mode, text, err, want)
+			}
+		}
+	}
+	admin := s.connect(t, "alice")
+	var n int
+	if err := admin.QueryRow(context.Background(), "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'lexer_%'").Scan(&n); err != nil || n != 0 {
+		t.Errorf("tables the refused statements would have made: %d, %v", n, err)
+	}
+}

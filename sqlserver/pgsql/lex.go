@@ -92,7 +92,8 @@ func Lex(src string) []Token {
 			}
 			k = Space
 		case c == '-' && i+1 < len(src) && src[i+1] == '-':
-			j := strings.IndexByte(src[i:], '\n')
+			// scan.l: comment ("--"{non_newline}*), non_newline [^\n\r]
+			j := strings.IndexAny(src[i:], "\n\r")
 			if j < 0 {
 				i = len(src)
 			} else {
@@ -107,6 +108,15 @@ func Lex(src string) []Token {
 			k = String
 		case (c == 'E' || c == 'e') && i+1 < len(src) && src[i+1] == '\'':
 			i = skipQuoted(src, i+1, '\'', true)
+			// scan.l's quotecontinue: 'a' newline 'b' is one literal, and
+			// the pieces after an E'' piece keep its backslash escapes
+			for {
+				next, ok := quoteContinues(src, i)
+				if !ok {
+					break
+				}
+				i = skipQuoted(src, next, '\'', true)
+			}
 			k = String
 		case (c == 'B' || c == 'b' || c == 'X' || c == 'x' || c == 'N' || c == 'n') && i+1 < len(src) && src[i+1] == '\'':
 			i = skipQuoted(src, i+1, '\'', false)
@@ -226,6 +236,33 @@ func skipQuoted(s string, i int, q byte, backslash bool) int {
 		}
 	}
 	return len(s)
+}
+
+// quoteContinues reports whether the literal that ended at s[i] continues:
+// scan.l's quotecontinue, whitespace with at least one newline (and "--"
+// comments) and then a quote. next is that quote's index.
+func quoteContinues(s string, i int) (next int, ok bool) {
+	newline := false
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == '\n' || c == '\r':
+			newline = true
+			i++
+		case c == ' ' || c == '\t' || c == '\f' || c == '\v':
+			i++
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			j := strings.IndexAny(s[i:], "\n\r")
+			if j < 0 {
+				return 0, false
+			}
+			i += j
+		case c == '\'' && newline:
+			return i, true
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // dollarQuoted recognises $tag$...$tag$ starting at s[i]. As in scan.l, a

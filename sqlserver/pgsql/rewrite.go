@@ -319,12 +319,39 @@ func fromClauses(toks []Token) []bool {
 				}
 			case "SELECT", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION",
 				"INTERSECT", "EXCEPT", "WINDOW", "RETURNING", "SET", "VALUES", "FETCH", "QUALIFY":
+				if state[top] == fromItems && isAlias(toks, i) {
+					break // "FROM datasets set, 'x.parquet'": an alias, not a clause
+				}
 				state[top] = outside
 			}
 		}
 		out[i] = state[len(state)-1] == fromItems
 	}
 	return out
+}
+
+// isAlias reports whether the clause keyword at toks[i], met among FROM
+// items, is a relation's alias instead: after AS, before a comma, and for
+// SET and VALUES (unreserved words, which never start a clause among FROM
+// items) anywhere there.
+func isAlias(toks []Token, i int) bool {
+	if toks[i].Is("SET") || toks[i].Is("VALUES") {
+		return true
+	}
+	if p := prevSignificant(toks, i); p >= 0 && toks[p].Is("AS") {
+		return true
+	}
+	n := NextSignificant(toks, i)
+	return n >= 0 && toks[n].Text == ","
+}
+
+func prevSignificant(toks []Token, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		if toks[j].Kind != Space && toks[j].Kind != Comment {
+			return j
+		}
+	}
+	return -1
 }
 
 // anyList matches "= ANY (expr)" at the "=" toks[i], where expr is neither

@@ -73,3 +73,27 @@ SELECT json_contains('[1]', '1');
 -- name: json_group_structure, which overflows DuckDB's stack on deep JSON (P2)
 -- expect: nonadmin=42501
 SELECT json_group_structure(j::JSON) FROM (VALUES ('[1]')) v(j);
+-- name: a file after a relation aliased set (P3)
+-- expect: nonadmin=42501
+SELECT count(*) FROM datasets set, :'lakeglob' f;
+-- name: a file after a relation aliased AS values (P3)
+-- expect: nonadmin=42501
+SELECT count(*) FROM datasets AS values, :'lakeglob' f;
+-- name: a file after a subquery aliased values, FROM first (P3)
+-- expect: nonadmin=42501
+FROM (SELECT 1) values, :'lakeglob' f SELECT count(*);
+-- name: json_merge_patch, which overflows DuckDB's stack on deep JSON (P2)
+-- expect: nonadmin=42501
+SELECT json_merge_patch('{}', '{}');
+-- name: json_transform, which overflows DuckDB's stack on a deep structure (P2)
+-- expect: nonadmin=42501
+SELECT json_transform('1', '"INTEGER"');
+-- name: from_json, json_transform's other name (P2)
+-- expect: nonadmin=42501
+SELECT from_json('1', '"INTEGER"');
+-- name: json_deserialize_sql, which overflows DuckDB's stack on deep input (P2)
+-- expect: nonadmin=42501
+SELECT json_deserialize_sql(json_serialize_sql('SELECT 1'));
+-- name: a cast to VARIANT, which overflows DuckDB's stack on deep JSON (P2)
+-- expect: nonadmin=42501
+SELECT ('[1]'::JSON)::VARIANT IS NULL;
