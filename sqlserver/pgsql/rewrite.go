@@ -345,6 +345,8 @@ func isAlias(toks []Token, i int) bool {
 	return n >= 0 && toks[n].Text == ","
 }
 
+// prevSignificant returns the index of the last token before toks[i] that
+// is neither space nor a comment, or -1 (NextSignificant's mirror).
 func prevSignificant(toks []Token, i int) int {
 	for j := i - 1; j >= 0; j-- {
 		if toks[j].Kind != Space && toks[j].Kind != Comment {
@@ -423,13 +425,8 @@ func NextSignificant(toks []Token, i int) int {
 }
 
 func prevIsDot(out []Token) bool {
-	for j := len(out) - 1; j >= 0; j-- {
-		if out[j].Kind == Space || out[j].Kind == Comment {
-			continue
-		}
-		return out[j].Text == "."
-	}
-	return false
+	j := prevSignificant(out, len(out))
+	return j >= 0 && out[j].Text == "."
 }
 
 func isArrayAfter(toks []Token, k int) bool {
@@ -534,10 +531,7 @@ func operandStart(out []Token) int {
 			return -1
 		}
 		// earlier cast: <operand> :: type <here>
-		k := j - 1
-		for k >= 0 && (out[k].Kind == Space || out[k].Kind == Comment) {
-			k--
-		}
+		k := prevSignificant(out, j)
 		if k >= 0 && out[k].Text == "::" {
 			j = k - 1
 			continue
