@@ -84,6 +84,20 @@ func (d *Datasets) ByID(id uint32) (Dataset, bool) {
 	return Dataset{}, false
 }
 
+// NameOf is ByID(id).Name without copying the Dataset: domain_datasets
+// asks it for every row. Ids are usually 1, 2, 3, ... (NextID), so the
+// dataset is usually at id-1; otherwise a binary search finds it.
+func (d *Datasets) NameOf(id uint32) (string, bool) {
+	if i := int(id) - 1; i >= 0 && i < len(d.Datasets) && d.Datasets[i].ID == id {
+		return d.Datasets[i].Name, true
+	}
+	i := sort.Search(len(d.Datasets), func(i int) bool { return d.Datasets[i].ID >= id })
+	if i < len(d.Datasets) && d.Datasets[i].ID == id {
+		return d.Datasets[i].Name, true
+	}
+	return "", false
+}
+
 // ByName finds a dataset.
 func (d *Datasets) ByName(name string) (Dataset, bool) {
 	for _, ds := range d.Datasets {

@@ -221,16 +221,13 @@ func (s *Snapshot) DomainDatasets(domain string) ([]DatasetCount, error) {
 	}
 	k := DomainKey(domain)
 	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
-	es, err := r.DatasetsOf(k)
+	es, err := r.DatasetCountsOf(k)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]DatasetCount, 0, len(es))
 	for _, e := range es {
-		name := ""
-		if ds, ok := s.Datasets.ByID(e.DatasetID); ok {
-			name = ds.Name
-		}
+		name, _ := s.Datasets.NameOf(e.DatasetID)
 		out = append(out, DatasetCount{DatasetID: e.DatasetID, Dataset: name, URLCount: e.URLCount})
 	}
 	return out, nil

@@ -87,6 +87,7 @@ func FuzzOpen(f *testing.F) {
 				for _, e := range es {
 					r.Payload(e)
 				}
+				r.DatasetCountsOf(d)
 				if e, ok, err := r.Lookup(d, 1); ok && err == nil {
 					r.Payload(e)
 				}

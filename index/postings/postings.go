@@ -309,10 +309,17 @@ func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
 	return decodePayloadOf(p, domainID, version, -1)
 }
 
+// Values of decodePayloadOf's only that name no dataset.
+const (
+	allEntries   = -1 // every entry, with its spans
+	countsNoSpan = -2 // every entry, without spans (DatasetCountsOf)
+)
+
 // decodePayloadOf is decodePayload keeping only the entry of dataset only
-// (every entry when only < 0). The others are checked all the same but
-// not kept: a lookup of one (domain, dataset) used to allocate the spans
-// of every dataset of the domain, a third of a first page's allocations.
+// (every entry when only < 0; their spans too unless only is countsNoSpan).
+// The others are checked all the same but not kept: a lookup of one
+// (domain, dataset) used to allocate the spans of every dataset of the
+// domain, a third of a first page's allocations.
 func decodePayloadOf(p []byte, domainID uint64, version uint32, only int64) ([]Entry, error) {
 	if len(p) < minPayload {
 		return nil, corruptf("payload of %d bytes is too short", len(p))
@@ -383,7 +390,7 @@ func decodePayloadOf(p []byte, domainID uint64, version uint32, only int64) ([]E
 		prevDS = ds
 		keep := only < 0 || ds == uint64(only)
 		var spans Spans
-		if keep {
+		if keep && only != countsNoSpan {
 			spans = make(Spans, nSpans)
 		}
 		var sum uint64
@@ -446,7 +453,7 @@ func decodePayloadOf(p []byte, domainID uint64, version uint32, only int64) ([]E
 					return nil, corruptf("dataset %d span %d is out of order", k, i)
 				}
 			}
-			if keep {
+			if spans != nil {
 				spans[i] = s
 			}
 			prev = s

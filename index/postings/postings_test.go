@@ -347,6 +347,19 @@ func checkShard(t *testing.T, r *Reader, ps []posting) {
 				t.Fatalf("DatasetsOf(%d)[%d] = %+v, want dataset %d", d, i, es[i], want[i].ds)
 			}
 		}
+		// the counts alone: the same datasets and counts, no spans to hand out
+		cs, err := r.DatasetCountsOf(d)
+		if err != nil || len(cs) != len(es) {
+			t.Fatalf("DatasetCountsOf(%d): %d entries, %v; DatasetsOf has %d", d, len(cs), err, len(es))
+		}
+		for i := range cs {
+			if cs[i].DomainID != es[i].DomainID || cs[i].DatasetID != es[i].DatasetID || cs[i].URLCount != es[i].URLCount {
+				t.Fatalf("DatasetCountsOf(%d)[%d] = %+v, DatasetsOf's %+v", d, i, cs[i], es[i])
+			}
+			if _, err := r.Payload(cs[i]); err == nil {
+				t.Fatalf("Payload of DatasetCountsOf(%d)[%d] gave spans it did not read", d, i)
+			}
+		}
 	}
 	if _, ok, err := r.Lookup(^uint64(0), 0); ok || err != nil {
 		t.Fatalf("Lookup after the last key = %v, %v", ok, err)

@@ -269,7 +269,7 @@ func (r *Reader) find(domainID uint64) (idxEntry, bool, error) {
 
 // payload reads and decodes e's payload with one ReadAt on dat, checking
 // its CRC (which covers the domain, P5) and P1, P3, P4 within it.
-func (r *Reader) payload(e idxEntry) ([]Entry, error) { return r.payloadOf(e, -1) }
+func (r *Reader) payload(e idxEntry) ([]Entry, error) { return r.payloadOf(e, allEntries) }
 
 // payloadOf reads e's payload and decodes the entry of dataset only (all of
 // them when only < 0).
@@ -297,6 +297,18 @@ func (r *Reader) DatasetsOf(domainID uint64) ([]Entry, error) {
 		return nil, err
 	}
 	return r.payload(e)
+}
+
+// DatasetCountsOf is DatasetsOf without the spans: the datasets of
+// domainID and their URL counts, checked as fully (P3-P5) but with no span
+// kept, so Payload refuses its entries. domain_datasets needs no more, and
+// allocating every dataset's spans was a fifth of its cost.
+func (r *Reader) DatasetCountsOf(domainID uint64) ([]Entry, error) {
+	e, ok, err := r.find(domainID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return r.payloadOf(e, countsNoSpan)
 }
 
 // Lookup finds the key (domainID, datasetID).
