@@ -7,11 +7,27 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/dhsi/dhsi/sqlserver"
 )
 
+// TestConcurrentSessionsKeepTheirOwnState runs with sessions taking fair
+// turns (fairness.go: every busy session yields after each answer and
+// spins on its socket) and without.
 func TestConcurrentSessionsKeepTheirOwnState(t *testing.T) {
+	for _, mode := range []struct {
+		name  string
+		above int
+	}{{"fair turns", 1}, {"no fair turns", -1}} {
+		t.Run(mode.name, func(t *testing.T) {
+			concurrentSessionsKeepTheirOwnState(t, func(c *sqlserver.Config) { c.FairAbove = mode.above })
+		})
+	}
+}
+
+func concurrentSessionsKeepTheirOwnState(t *testing.T, mod func(*sqlserver.Config)) {
 	const clients, iterations = 16, 50
-	s := startServer(t)
+	s := startServer(t, mod)
 	ctx := ctxT(t)
 	mustExec(t, s.connect(t), "CREATE TABLE shared (owner INTEGER, n INTEGER)")
 

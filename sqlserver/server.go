@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -45,6 +46,11 @@ type Config struct {
 	TLSCert, TLSKey string
 	// MaxConnections bounds concurrent sessions (default 100).
 	MaxConnections int
+	// FairAbove: when more sessions than this are busy, they take turns on
+	// the server's threads (fairness.go, F1 and F2): an even share and a
+	// short p99 for each connection, for some throughput. 0 means
+	// DefaultFairAbovePerCore per GOMAXPROCS; negative, never.
+	FairAbove int
 	// NullUnsafeFunctions are table functions that must never be called with
 	// a NULL argument: duckdb-go reads a table function's arguments at bind
 	// time without a NULL check, and DuckDB aborts the whole process on it.
@@ -85,6 +91,9 @@ func (c *Config) Defaults() {
 	if c.MaxConnections == 0 {
 		c.MaxConnections = 100
 	}
+	if c.FairAbove == 0 {
+		c.FairAbove = DefaultFairAbovePerCore * runtime.GOMAXPROCS(0)
+	}
 }
 
 // Validate enforces the security defaults: a server reachable from other
@@ -123,7 +132,8 @@ type Server struct {
 	readerFunctions map[string]bool
 	// lookupFunctions: the functions of cfg.PointLookups, lower case
 	lookupFunctions []string
-	slots           userSlots // RoleLimits.MaxConcurrentQueries
+	slots           userSlots  // RoleLimits.MaxConcurrentQueries
+	busy            *busyGauge // Config.FairAbove's count (fairness.go)
 	// natives replaces cfg.NativeFunctions once SetNativeFunction ran
 	// (copy on write: a statement being prepared reads one whole map)
 	natives   atomic.Pointer[map[string]NativeFunction]
@@ -170,7 +180,7 @@ func New(cfg Config, engine *Engine, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, engine: engine, log: log, sessions: map[uint32]*session{}, conns: map[net.Conn]struct{}{}, readerFunctions: map[string]bool{}}
+	s := &Server{cfg: cfg, engine: engine, log: log, sessions: map[uint32]*session{}, conns: map[net.Conn]struct{}{}, readerFunctions: map[string]bool{}, busy: newBusyGauge(cfg.FairAbove)}
 	for _, l := range cfg.PointLookups {
 		s.lookupFunctions = append(s.lookupFunctions, strings.ToLower(l.Function))
 		if l.Narrow != nil {

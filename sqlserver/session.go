@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -46,6 +47,8 @@ type session struct {
 	// reader is be's reader; it flushes the session's answers once the
 	// session serves (before, start-up writes through be)
 	reader *sessionReader
+	// busyEpoch: the last epoch busyGauge.touch counted this session in
+	busyEpoch int64
 	// out holds the messages queued for the client and not yet written;
 	// outErr is the first that failed to encode (flush reports it). When
 	// out is written is the flush rule (flush).
@@ -256,14 +259,22 @@ func (s *session) spill() error {
 // before it sends more, so they are written before the read blocks.
 type sessionReader struct {
 	conn net.Conn
-	sess *session // nil during start-up, which writes through the backend
+	sess *session        // nil during start-up, which writes through the backend
+	raw  syscall.RawConn // conn's file descriptor for spinRead, once asked for
 }
 
 func (r *sessionReader) Read(p []byte) (int, error) {
-	if s := r.sess; s != nil && (len(s.out) > 0 || s.outErr != nil) {
+	s := r.sess
+	if s == nil {
+		return r.conn.Read(p)
+	}
+	if len(s.out) > 0 || s.outErr != nil {
 		if err := s.flush(); err != nil {
 			return 0, err
 		}
+	}
+	if n, err, done := r.spinRead(s.srv.busy, p); done { // F2 (fairness.go)
+		return n, err
 	}
 	return r.conn.Read(p)
 }
@@ -318,6 +329,7 @@ func (s *session) serve(ctx context.Context) error {
 				continue
 			}
 		}
+		s.srv.busy.touch(&s.busyEpoch)
 		_, isQuery := msg.(*pgproto3.Query)
 		_, isSync := msg.(*pgproto3.Sync)
 		atBoundary = isQuery || isSync
@@ -364,6 +376,7 @@ func (s *session) serve(ctx context.Context) error {
 			if err := s.flush(); err != nil {
 				return err
 			}
+			s.yieldTurn() // F1 (fairness.go)
 		}
 	}
 }

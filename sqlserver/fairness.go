@@ -1,0 +1,195 @@
+package sqlserver
+
+// Fair turns: how sessions share the server's threads when many are busy.
+//
+// Go runs a goroutine until it blocks. A session whose client answers at
+// once never blocks: when it reads, the next query is already in the
+// socket, so it keeps its thread query after query. A session that did
+// block waits for Go to poll the network, and a scheduler that always has
+// a goroutine to run leaves that poll to its monitor thread, which does it
+// every 10 ms (runtime.sysmon; golang/go#51651). At 16 clients on 2 cores
+// that made the p99 of a 40 µs lookup 10-17 ms and served some connections
+// two to three times as often as others, where PostgreSQL, a process per
+// session that the kernel schedules, kept its p99 near 1-2 ms.
+//
+// Invariants, while more sessions are busy than Config.FairAbove (busy:
+// received a message in the current or the previous busyEpoch):
+//
+//	F1. A session yields its thread after each answer it completes
+//	    (runtime.Gosched: to the tail of the scheduler's global queue, which
+//	    is served first in, first out), so the others take their turn.
+//	F2. A session waiting for its client's next message does not park in
+//	    the network poller while fairSpin lasts: it tries a non-blocking
+//	    read and, finding nothing, yields again (back of the queue). Parked,
+//	    it would wait for the 10 ms poll; spinning, it is at most one turn
+//	    of the queue late. After fairSpin it parks as usual: an idle client
+//	    costs nothing. It also parks once fairIdleYields yields in a row
+//	    returned with no answer completed meanwhile (busyGauge.answers):
+//	    the other sessions are waiting too, a scheduler with nothing to run
+//	    polls the network at once, and spinning would only burn a core the
+//	    clients need (measured: 12 pgbench clients sending SELECT 1 every
+//	    3 ms cost the server 8.9 s of CPU in 5 s with a spin bounded only
+//	    by time, 1.4 s with this rule, 0.87-0.91 s without fair turns).
+//
+// Below the threshold neither applies: with few sessions per core the
+// thread that keeps a session while its client answers is the fastest way
+// to serve them (the client's reply finds the session's thread still
+// there), and the schedulers idle often enough to poll the network.
+// Measured (wirebench, 10M realistic store, `SELECT * FROM
+// domain_datasets($1)`, DHSI alone): with fair turns at 16 clients p99
+// 1.8-2.0 ms and connections within 1.05-1.08x of each other, against
+// 11-12.5 ms and 1.8-2.2x without, for 10-15% of the throughput; at 8
+// clients they cost 30% and at 4 clients 35%, hence the threshold.
+// docs/architecture.md section 8 has more; the README the numbers beside
+// PostgreSQL.
+
+import (
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// busyEpoch is the window over which busy sessions are counted.
+const busyEpoch = 10 * time.Millisecond
+
+// fairSpin bounds how long a session waits for its client without parking
+// (F2): long enough for a client on a loaded machine to answer, short
+// enough that a session whose client went quiet soon stops costing turns.
+const fairSpin = 2 * time.Millisecond
+
+// fairIdleYields is how many yields in a row that see no answer completed
+// end a spin (F2): one can be the scheduler handing the turn straight back.
+// Measured (16 clients, DHSI alone, two runs each): 2 gave a p99 of
+// 1.9-2.2 ms, 8 1.8-2.0, 16 1.5-1.8; under the light load of F2's note
+// they cost 1.2-1.3, 1.4 and 1.8-1.9 s of CPU in 5 s.
+const fairIdleYields = 8
+
+// DefaultFairAbovePerCore is Config.FairAbove's default per GOMAXPROCS.
+const DefaultFairAbovePerCore = 4
+
+// busyGauge counts the sessions that received a message in the current
+// and the previous busyEpoch, and says whether fair turns are on.
+type busyGauge struct {
+	above int32 // fair turns when more sessions than this are busy; <0: never
+	start time.Time
+
+	mu    sync.Mutex
+	epoch int64 // protected by mu
+	cur   int32 // sessions seen in epoch; protected by mu
+	prev  int32 // sessions seen in epoch-1; protected by mu
+	fair  atomic.Bool
+	// answers counts the answers completed (yieldTurn): F2 spins on only
+	// while others are being answered in its turns
+	answers atomic.Uint64
+}
+
+func newBusyGauge(above int) *busyGauge {
+	return &busyGauge{above: int32(above), start: time.Now()}
+}
+
+// on reports whether fair turns apply now.
+func (g *busyGauge) on() bool { return g.fair.Load() }
+
+// touch counts a session that received a message; last is the session's
+// own record of the epoch it was last counted in (one lock per session per
+// epoch, not per message).
+func (g *busyGauge) touch(last *int64) {
+	if g.above < 0 {
+		return
+	}
+	g.touchIn(int64(time.Since(g.start)/busyEpoch)+1, last) // never 0, a fresh session's last
+}
+
+// touchIn is touch in epoch e.
+func (g *busyGauge) touchIn(e int64, last *int64) {
+	if *last == e {
+		return
+	}
+	*last = e
+	g.mu.Lock()
+	switch {
+	case e == g.epoch:
+		g.cur++
+	case e == g.epoch+1:
+		g.prev, g.cur, g.epoch = g.cur, 1, e
+	case e > g.epoch:
+		g.prev, g.cur, g.epoch = 0, 1, e
+	default: // a session that read the clock before another counted a later epoch
+		g.cur++
+	}
+	g.fair.Store(max(g.prev, g.cur) > g.above)
+	g.mu.Unlock()
+}
+
+// yieldTurn is F1: called after an answer is written.
+func (s *session) yieldTurn() {
+	s.srv.busy.answers.Add(1)
+	if s.srv.busy.on() {
+		runtime.Gosched()
+	}
+}
+
+// spinRead is F2: a read that, while fair turns are on, waits for the
+// client by yielding instead of parking. done is false when the caller
+// should read as usual (fair turns off, the spin ran out, a connection
+// without a file descriptor such as TLS, or an error, which the ordinary
+// read reports in its usual form).
+func (r *sessionReader) spinRead(busy *busyGauge, p []byte) (n int, err error, done bool) {
+	if !busy.on() {
+		return 0, nil, false
+	}
+	if r.raw == nil {
+		sc, ok := r.conn.(syscall.Conn)
+		if !ok {
+			return 0, nil, false
+		}
+		if r.raw, err = sc.SyscallConn(); err != nil {
+			r.raw = nil
+			return 0, nil, false
+		}
+	}
+	var start time.Time
+	idle := 0
+	for i := 0; ; i++ {
+		var rerr error
+		again := false
+		// a deadline (shutdown, pg_terminate_backend) fails RawConn.Read
+		// before f runs: the ordinary read below then reports it
+		if err := r.raw.Read(func(fd uintptr) bool {
+			n, rerr = syscall.Read(int(fd), p)
+			again = rerr == syscall.EAGAIN || rerr == syscall.EINTR
+			return true // never wait in the poller: that is the point
+		}); err != nil {
+			return 0, nil, false
+		}
+		switch {
+		case !again && rerr != nil:
+			return 0, nil, false
+		case !again && n == 0:
+			return 0, io.EOF, true
+		case !again:
+			return n, nil, true
+		}
+		if i == 0 {
+			start = time.Now()
+		} else if time.Since(start) > fairSpin {
+			return 0, nil, false
+		}
+		if !busy.on() {
+			return 0, nil, false
+		}
+		if idle >= fairIdleYields {
+			return 0, nil, false // nobody was served while it yielded: park
+		}
+		answered := busy.answers.Load()
+		runtime.Gosched()
+		if busy.answers.Load() == answered {
+			idle++ // but read once more first
+		} else {
+			idle = 0
+		}
+	}
+}

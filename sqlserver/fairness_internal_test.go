@@ -1,0 +1,148 @@
+package sqlserver
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestBusyGaugeCountsSessionsPerEpoch: fair turns come on when more
+// sessions than the threshold received a message in this epoch or the
+// last, each session counted once per epoch, and go off two epochs after
+// the load fell.
+func TestBusyGaugeCountsSessionsPerEpoch(t *testing.T) {
+	g := newBusyGauge(2)
+	last := make([]int64, 4)
+	touchAll := func(e int64, sessions ...int) {
+		for _, s := range sessions {
+			g.touchIn(e, &last[s])
+		}
+	}
+	touchAll(1, 0, 1, 0, 1, 0) // two sessions, many messages
+	if g.on() {
+		t.Fatal("on with 2 busy sessions, threshold 2")
+	}
+	touchAll(1, 2)
+	if !g.on() {
+		t.Fatal("off with 3 busy sessions in one epoch, threshold 2")
+	}
+	touchAll(2, 0) // the previous epoch's 3 still count
+	if !g.on() {
+		t.Fatal("off one epoch after 3 sessions were busy")
+	}
+	touchAll(3, 0, 1)
+	if g.on() {
+		t.Fatal("on two epochs after the load fell to 2 sessions")
+	}
+	touchAll(9, 0, 1, 2) // an epoch after a gap: only its own sessions count
+	if !g.on() {
+		t.Fatal("off with 3 sessions after an idle gap")
+	}
+	touchAll(20, 3)
+	if g.on() {
+		t.Fatal("on with 1 session after an idle gap")
+	}
+	never := newBusyGauge(-1)
+	var l int64
+	for range 10 {
+		never.touch(&l)
+	}
+	if never.on() {
+		t.Fatal("a negative threshold turned fair turns on")
+	}
+}
+
+// TestSpinReadWaitsWithoutParking: F2's read returns the client's bytes
+// when they come within fairSpin, hands over to the ordinary (parking)
+// read when they do not, when fair turns are off, when no other session
+// was answered while it yielded, or when a deadline is
+// set (shutdown, pg_terminate_backend), and reports a closed peer as EOF.
+func TestSpinReadWaitsWithoutParking(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	r := &sessionReader{conn: server}
+	g := newBusyGauge(0)
+	g.fair.Store(true)
+	buf := make([]byte, 16)
+
+	// nobody else is being answered: no spin, the ordinary read waits
+	start := time.Now()
+	if _, _, done := r.spinRead(g, buf); done {
+		t.Fatal("no other session answered: spinRead read instead of handing over")
+	}
+	if took := time.Since(start); took >= fairSpin {
+		t.Errorf("with no other session answered, spun for %v", took)
+	}
+
+	// other sessions are answered all along (what yieldTurn counts), on
+	// the one scheduler thread the spinner yields to
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				g.answers.Add(1)
+				runtime.Gosched()
+			}
+		}
+	}()
+
+	go func() {
+		time.Sleep(200 * time.Microsecond)
+		_, _ = client.Write([]byte("Q1"))
+	}()
+	start = time.Now()
+	n, err, done := r.spinRead(g, buf)
+	if !done || err != nil || string(buf[:n]) != "Q1" {
+		t.Fatalf("bytes sent while spinning: %q %v done %v after %v answers %d", buf[:n], err, done, time.Since(start), g.answers.Load())
+	}
+
+	start = time.Now()
+	if _, _, done := r.spinRead(g, buf); done {
+		t.Fatal("a silent client: spinRead did not hand over to the ordinary read")
+	}
+	if took := time.Since(start); took < fairSpin {
+		t.Errorf("gave up spinning after %v, before fairSpin", took)
+	}
+
+	g.fair.Store(false)
+	if _, _, done := r.spinRead(g, buf); done {
+		t.Fatal("fair turns off: spinRead read instead of handing over")
+	}
+	g.fair.Store(true)
+
+	_ = server.SetReadDeadline(time.Now())
+	if _, _, done := r.spinRead(g, buf); done {
+		t.Fatal("a passed deadline: spinRead read instead of handing over")
+	}
+	if _, err := r.conn.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the ordinary read after the deadline: %v", err)
+	}
+	_ = server.SetReadDeadline(time.Time{})
+
+	_ = client.Close()
+	n, err, done = r.spinRead(g, buf)
+	if !done || err != io.EOF || n != 0 {
+		t.Fatalf("a closed client: %d %v done %v, want io.EOF", n, err, done)
+	}
+}
