@@ -693,6 +693,10 @@ func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, 
 // has a native shape (the query of a cursor or a COPY, which runs through a
 // DuckDB portal).
 func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement, oids []uint32, allowNative bool) (*prepared, error) {
+	if d := pgsql.NestingDepth(st.Tokens); d > pgsql.MaxNesting {
+		// before any rewrite walks it (pgsql.MaxNesting), for every role
+		return nil, pgErrorf(codes.StatementTooComplex, "statement too complex: parentheses and brackets nested %d levels deep, at most %d", d, pgsql.MaxNesting)
+	}
 	c := classify(st)
 	p := &prepared{name: name, class: c}
 	switch c.kind {

@@ -144,3 +144,20 @@ func FuzzSplitRewrite(f *testing.F) {
 		}
 	})
 }
+
+func TestNestingDepth(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want int
+	}{
+		{"SELECT 1", 0},
+		{"SELECT f(g(1), h(2))", 2},
+		{"SELECT ARRAY[[1], [2]][1]", 2},
+		{"SELECT '((((', \"((\" FROM t -- ((((\n/* (((( */", 0},
+		{"SELECT ))))) ((1))", 2}, // a stray closer opens no credit
+	} {
+		if got := NestingDepth(Lex(c.sql)); got != c.want {
+			t.Errorf("NestingDepth(%q) = %d, want %d", c.sql, got, c.want)
+		}
+	}
+}
