@@ -345,25 +345,28 @@ func Split(src string) []Statement {
 		out = append(out, Statement{SQL: strings.TrimSpace(src[lo:hi]), Tokens: part})
 	}
 	for i, t := range toks {
-		if t.Kind != Punct {
-			continue
-		}
-		switch t.Text {
-		case "(", "[":
-			depth++
-		case ")", "]":
-			if depth > 0 {
-				depth--
-			}
-		case ";":
-			if depth == 0 {
-				flush(i)
-				begin = i + 1
-			}
+		depth = nest(depth, t)
+		if depth == 0 && t.Kind == Punct && t.Text == ";" {
+			flush(i)
+			begin = i + 1
 		}
 	}
 	flush(len(toks))
 	return out
+}
+
+// nest is the nesting depth of parentheses and brackets after t, from
+// depth: Split's and NestingDepth's rule (a stray closer opens no credit).
+func nest(depth int, t Token) int {
+	if t.Kind == Punct {
+		switch t.Text {
+		case "(", "[":
+			return depth + 1
+		case ")", "]":
+			return max(depth-1, 0)
+		}
+	}
+	return depth
 }
 
 // Join renders tokens back to text.
@@ -388,16 +391,8 @@ const MaxNesting = 1000
 func NestingDepth(toks []Token) int {
 	depth, deepest := 0, 0
 	for _, t := range toks {
-		if t.Kind != Punct {
-			continue
-		}
-		switch t.Text {
-		case "(", "[":
-			depth++
-			deepest = max(deepest, depth)
-		case ")", "]":
-			depth = max(depth-1, 0) // a stray closer opens no credit
-		}
+		depth = nest(depth, t)
+		deepest = max(deepest, depth)
 	}
 	return deepest
 }
