@@ -384,7 +384,8 @@ func Join(toks []Token) string {
 // regclass, format): at 6,000 levels, 96 KB of text, they held 8.7 GB and
 // the server died of it before DuckDB saw the statement. DuckDB refuses an
 // expression deeper than 1,000 levels (max_expression_depth) and its
-// parser gives up near 10,000, so no statement it would run is refused.
+// parser gives up near 10,000; what this refuses that DuckDB would run is
+// redundant parentheses (1,001 around a literal), which no tool writes.
 const MaxNesting = 1000
 
 // NestingDepth is the deepest nesting of ( and [ in toks.
