@@ -209,11 +209,12 @@ func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error 
 }
 
 // hasUnicodeSpace reports a space or format character beyond ASCII:
-// Unicode's space separators, line and paragraph separators, NEL, the zero
-// widths and the byte-order mark (a superset of what DuckDB strips).
+// Unicode's White_Space (which holds every space, line and paragraph
+// separator, and NEL) and format characters (the zero widths, the
+// byte-order mark): a superset of what DuckDB strips.
 func hasUnicodeSpace(s string) bool {
 	for _, r := range s {
-		if r >= 0x80 && (unicode.IsSpace(r) || unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp, unicode.Cf)) {
+		if r >= 0x80 && (unicode.IsSpace(r) || unicode.Is(unicode.Cf, r)) {
 			return true
 		}
 	}
