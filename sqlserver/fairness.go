@@ -81,8 +81,9 @@ type busyGauge struct {
 	cur   int32 // sessions seen in epoch; protected by mu
 	prev  int32 // sessions seen in epoch-1; protected by mu
 	fair  atomic.Bool
-	// answers counts the answers completed (yieldTurn): F2 spins on only
-	// while others are being answered in its turns
+	// answers counts the answers completed while fair turns are on
+	// (yieldTurn): F2 spins on only while others are being answered in its
+	// turns
 	answers atomic.Uint64
 }
 
@@ -126,8 +127,8 @@ func (g *busyGauge) touchIn(e int64, last *int64) {
 
 // yieldTurn is F1: called after an answer is written.
 func (s *session) yieldTurn() {
-	s.srv.busy.answers.Add(1)
-	if s.srv.busy.on() {
+	if busy := s.srv.busy; busy.on() {
+		busy.answers.Add(1) // read only by spins, which run only while on
 		runtime.Gosched()
 	}
 }
