@@ -140,7 +140,7 @@ func (s *session) authorize(ctx context.Context, duckSQL string) error {
 	if strings.IndexByte(duckSQL, 0) >= 0 {
 		// DuckDB reads a C string, so it would see only the text before
 		// the NUL, and the checks below the whole; PostgreSQL refuses it too
-		return pgErrorf(codes.CharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x00`)
+		return invalidByte(0)
 	}
 	if s.principal.Role == access.Admin {
 		return nil

@@ -195,7 +195,12 @@ func validUTF8(b []byte) error {
 		}
 		i += w
 	}
-	return pgErrorf(codes.CharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x%02x`, b[i])
+	return invalidByte(b[i])
+}
+
+// invalidByte is PostgreSQL's error for a byte its encoding refuses.
+func invalidByte(b byte) error {
+	return pgErrorf(codes.CharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x%02x`, b)
 }
 
 func decodeTextParam(oid uint32, s string) (any, error) {
