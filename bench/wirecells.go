@@ -32,6 +32,12 @@ type wbSpec struct {
 	key, name string
 	dhsi, pg  string
 	params    string // wirebench -p
+	// orderedBy is the column both statements order by ("" for none).
+	// The agreement check compares that column's sequence and the rows
+	// as sets: an ORDER BY on a column with ties (url_count) leaves the
+	// order of tied rows to each system, so only url, unique within a
+	// (domain, dataset), fixes the whole sequence.
+	orderedBy string
 }
 
 const (
@@ -44,11 +50,11 @@ const (
 )
 
 var wbSpecs = []wbSpec{
-	{"dd", "domain_datasets($1) vs PG's (domain, dataset_id, count) table", "SELECT * FROM domain_datasets($1)", pgDD, "d"},
-	{"fp", "first page domain_urls($1,$2,0,1000) vs PG's B-tree", "SELECT * FROM domain_urls($1, $2, 0, 1000)", pgFP, "dd"},
-	{"pp", "as a person writes it: domain_datasets($1) WHERE url_count > 0 ORDER BY url_count DESC", dhsiPP, pgPP, "d"},
-	{"ff", "filtered first page: urls WHERE domain, dataset_id, url LIKE 'https://%' ORDER BY url LIMIT 100", filteredFirstPage, filteredFirstPage, "dd"},
-	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none"},
+	{"dd", "domain_datasets($1) vs PG's (domain, dataset_id, count) table", "SELECT * FROM domain_datasets($1)", pgDD, "d", ""},
+	{"fp", "first page domain_urls($1,$2,0,1000) vs PG's B-tree", "SELECT * FROM domain_urls($1, $2, 0, 1000)", pgFP, "dd", "url"},
+	{"pp", "as a person writes it: domain_datasets($1) WHERE url_count > 0 ORDER BY url_count DESC", dhsiPP, pgPP, "d", "url_count"},
+	{"ff", "filtered first page: urls WHERE domain, dataset_id, url LIKE 'https://%' ORDER BY url LIMIT 100", filteredFirstPage, filteredFirstPage, "dd", "url"},
+	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none", ""},
 }
 
 // WirebenchCells are the keys of the wirebench cells, in the table's order.
@@ -344,7 +350,9 @@ func (r *Result) agree(ctx context.Context, dhsiURL, pgURL string, queries []Que
 		defer c.Close(ctx)
 		conns[i] = c
 	}
-	answer := func(c *pgx.Conn, sql string, names []string, args []any) ([]string, []string, error) {
+	// answer runs sql and returns its rows, each the values of names (the
+	// statement's own columns when nil) as text, and those names.
+	answer := func(c *pgx.Conn, sql string, names []string, args []any) ([][]string, []string, error) {
 		rows, err := c.Query(ctx, sql, args...)
 		if err != nil {
 			return nil, nil, err
@@ -357,23 +365,23 @@ func (r *Result) agree(ctx context.Context, dhsiURL, pgURL string, queries []Que
 		if names == nil {
 			names = cols
 		}
-		var out []string
+		var out [][]string
 		for rows.Next() {
 			vals, err := rows.Values()
 			if err != nil {
 				return nil, nil, err
 			}
-			var parts []string
-			for _, n := range names {
+			row := make([]string, len(names))
+			for j, n := range names {
 				if i := slices.Index(cols, n); i >= 0 {
-					parts = append(parts, fmt.Sprint(vals[i]))
+					row[j] = fmt.Sprint(vals[i])
 				} else {
-					parts = append(parts, "<no column "+n+">")
+					row[j] = "<no column " + n + ">"
 				}
 			}
-			out = append(out, strings.Join(parts, "|"))
+			out = append(out, row)
 		}
-		return out, cols, rows.Err()
+		return out, names, rows.Err()
 	}
 	var checked []string
 	total := 0
@@ -381,30 +389,52 @@ func (r *Result) agree(ctx context.Context, dhsiURL, pgURL string, queries []Que
 		if s.params == "none" {
 			continue
 		}
-		ordered := strings.Contains(s.pg, "ORDER BY url") // the pages; the others order by no unique key
 		for _, q := range queries[:min(100, len(queries))] {
 			args := []any{q.Domain}
 			if s.params == "dd" {
 				args = append(args, r.DatasetIDs[q.Dataset])
 			}
-			pg, names, err := answer(conns[1], s.pg, nil, args)
+			pgRows, names, err := answer(conns[1], s.pg, nil, args)
 			if err != nil {
 				return fmt.Sprintf("agreement: %s on PostgreSQL: %v", s.key, err)
 			}
-			dh, _, err := answer(conns[0], s.dhsi, names, args)
+			dhRows, _, err := answer(conns[0], s.dhsi, names, args)
 			if err != nil {
 				return fmt.Sprintf("agreement: %s on DHSI: %v", s.key, err)
 			}
-			if !ordered {
-				slices.Sort(pg)
-				slices.Sort(dh)
+			if what := disagreement(dhRows, pgRows, slices.Index(names, s.orderedBy)); what != "" {
+				return fmt.Sprintf("MISMATCH: %s for %v: %s", s.key, args, what)
 			}
-			if !slices.Equal(dh, pg) {
-				return fmt.Sprintf("MISMATCH: %s for %v: DHSI %d rows, PostgreSQL %d (first rows %q and %q)", s.key, args, len(dh), len(pg), dh[:min(3, len(dh))], pg[:min(3, len(pg))])
-			}
-			total += len(pg)
+			total += len(pgRows)
 		}
 		checked = append(checked, s.key)
 	}
 	return fmt.Sprintf("ok: DHSI's answers equal PostgreSQL's for 100 queries of each of %s (%d rows)", strings.Join(checked, ", "), total)
+}
+
+// disagreement says how DHSI's rows differ from PostgreSQL's ("" when they
+// agree). orderBy is the index of the column both order by (-1: none):
+// its values must come in the same sequence, and the rows must be the same
+// set, since rows tied on it may come in either order.
+func disagreement(dhsi, pg [][]string, orderBy int) string {
+	if orderBy >= 0 {
+		for i := range min(len(dhsi), len(pg)) {
+			if dhsi[i][orderBy] != pg[i][orderBy] {
+				return fmt.Sprintf("row %d orders by %q on DHSI and %q on PostgreSQL", i+1, dhsi[i][orderBy], pg[i][orderBy])
+			}
+		}
+	}
+	join := func(rows [][]string) []string {
+		out := make([]string, len(rows))
+		for i, r := range rows {
+			out[i] = strings.Join(r, "|")
+		}
+		slices.Sort(out)
+		return out
+	}
+	d, p := join(dhsi), join(pg)
+	if !slices.Equal(d, p) {
+		return fmt.Sprintf("DHSI %d rows, PostgreSQL %d (first rows, sorted: %q and %q)", len(d), len(p), d[:min(3, len(d))], p[:min(3, len(p))])
+	}
+	return ""
 }
