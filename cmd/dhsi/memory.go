@@ -54,6 +54,42 @@ func (m memoryFlag) total() (total int64, explicit bool, err error) {
 	return n, true, nil
 }
 
+// processLimits is false in the tests, which run many commands in one
+// process: a hard limit one server set would bound every test beside it.
+// The tests of the hard limit run the built binary.
+var processLimits = true
+
+// hardLimit resolves serve's --memory-hard-limit against the budget's
+// total: unset, memlimit.Hard(total); "off", 0 (none); else a size at
+// least the total (M2).
+func hardLimit(value string, total int64) (int64, error) {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "":
+		return memlimit.Hard(total), nil
+	case "off", "0":
+		return 0, nil
+	}
+	machine, _, _ := memlimit.Machine()
+	n, err := memlimit.Parse(value, machine)
+	if err != nil {
+		return 0, fmt.Errorf("%w: --memory-hard-limit: %v", errUsage, err)
+	}
+	if n <= total {
+		return 0, fmt.Errorf("%w: --memory-hard-limit %s is not above --memory-limit %s: the budget is soft and must have room above it", errUsage, value, memlimit.Format(total))
+	}
+	return n, nil
+}
+
+// applyHardLimit caps the process's mappings at n bytes (0: no cap) and
+// returns the function that lifts the cap. DuckDB's allocator gives freed
+// address space back (jemalloc.go), so the cap counts what is in use.
+func applyHardLimit(n int64) (restore func(), err error) {
+	if n <= 0 || !processLimits {
+		return func() {}, nil
+	}
+	return capProcessData(n)
+}
+
 // wasSet reports whether the named flag was given on the command line.
 func wasSet(fs *flag.FlagSet, name string) bool {
 	set := false

@@ -80,6 +80,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&recordCache, "record-cache-mb", fmt.Sprintf("memory for parsed domain-record shards (domain lookups read the one shard a domain hashes to; a full scan reads every shard through it); 0 turns it off (default: 10%% of --memory-limit after the reserve, at most %d)", records.DefaultCacheBytes>>20))
 	fs.Var(&rowCache, "row-cache-mb", fmt.Sprintf("memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off (default: 15%% of --memory-limit after the reserve, at most %d)", catalog.DefaultRowCacheBytes>>20))
 	mem := registerMemoryFlag(fs, "the server (DuckDB, the row, block and record caches, sessions' buffers)")
+	hardMemory := fs.String("memory-hard-limit", "", "the most memory the server's process may map (Linux RLIMIT_DATA): a statement whose allocation would pass it fails with SQLSTATE 53200, where the kernel's OOM killer would end the server (DuckDB builds some values, such as a list from range(), outside --duckdb-memory-limit); a size above --memory-limit, or off (default: twice --memory-limit, at least 1GiB above it; a stricter ulimit -d is kept)")
 	var roleTimeouts, roleQueries multiFlag
 	fs.Var(&roleTimeouts, "statement-timeout", "ROLE=DURATION: the default and ceiling of statement_timeout for users of a role, e.g. reader=30s (repeatable; admins are never limited)")
 	fs.Var(&roleQueries, "max-concurrent-queries", "ROLE=N: how many statements one user of a role may run at once over all their sessions; more wait their turn, e.g. reader=4 (repeatable)")
@@ -105,8 +106,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	log.Info("memory", "limit", memlimit.Format(budget.Total), "duckdb", memlimit.Format(budget.DuckDB), "go_heap", memlimit.Format(budget.GoHeap),
+	hard, err := hardLimit(*hardMemory, budget.Total)
+	if err != nil {
+		return err
+	}
+	hardText := "off"
+	if hard > 0 {
+		hardText = memlimit.Format(hard)
+	}
+	log.Info("memory", "limit", memlimit.Format(budget.Total), "hard_limit", hardText, "duckdb", memlimit.Format(budget.DuckDB), "go_heap", memlimit.Format(budget.GoHeap),
 		"row_cache", memlimit.Format(budget.RowCache), "block_cache", memlimit.Format(budget.BlockCache), "record_cache", memlimit.Format(budget.RecordCache))
+	liftHard, err := applyHardLimit(hard)
+	if err != nil {
+		return err
+	}
+	defer liftHard()
 	defer limitGoHeap(budget.GoHeap)()
 	defer tuneServeGC()()
 	userList, err := loadUsers(*usersFile, users)

@@ -132,6 +132,8 @@ func TestUsageErrors(t *testing.T) {
 		{"serve --memory-limit that is not a size", []string{"serve", "--store", "DIR", "--memory-limit", "lots"}, 2, `--memory-limit: size "lots"`},
 		{"serve --memory-limit below a server's minimum", []string{"serve", "--store", "DIR", "--memory-limit", "100MB"}, 2, "less than the 256MiB a server needs"},
 		{"serve --memory-limit that the given parts overfill", []string{"serve", "--store", "DIR", "--memory-limit", "1GiB", "--duckdb-memory-limit", "900MiB"}, 2, "do not fit in 1GiB"},
+		{"serve --memory-hard-limit not above --memory-limit", []string{"serve", "--store", "DIR", "--memory-limit", "1GiB", "--memory-hard-limit", "1GiB"}, 2, "is not above --memory-limit 1GiB"},
+		{"serve --memory-hard-limit that is not a size", []string{"serve", "--store", "DIR", "--memory-hard-limit", "lots"}, 2, `--memory-hard-limit: size "lots"`},
 		{"serve --row-cache-mb -1", []string{"serve", "--store", "DIR", "--row-cache-mb", "-1"}, 2, "whole number of MiB"},
 		{"ingest --memory-limit 0%", []string{"ingest", "--store", "DIR", "--dataset", "d", "--memory-limit", "0%", "x.txt"}, 2, "percentage is more than 0"},
 		{"serve --statement-timeout for admins", []string{"serve", "--store", "DIR", "--statement-timeout", "admin=1s"}, 2, "admins are not limited"},

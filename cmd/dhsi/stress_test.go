@@ -34,9 +34,11 @@ var buildOnce struct {
 	err  error
 }
 
-// TestMain removes the binary dhsiBinary built: 114 MB per run otherwise
-// stays in the temp directory.
+// TestMain keeps the servers of the tests, which share this process, from
+// setting process-wide limits (processLimits), and removes the binary
+// dhsiBinary built: 114 MB per run otherwise stays in the temp directory.
 func TestMain(m *testing.M) {
+	processLimits = false // the servers of many tests share this process
 	code := m.Run()
 	if buildOnce.path != "" {
 		os.RemoveAll(filepath.Dir(buildOnce.path))

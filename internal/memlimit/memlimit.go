@@ -6,6 +6,15 @@
 // are Go memory). What no limit governs (the binary's and DuckDB's code
 // pages, thread stacks) is what Reserve stands for; it was measured, not
 // derived (an idle `dhsi serve` at 80–100 MB of RSS).
+//
+// Invariant M2: a server's hard limit (Hard) is above its budget. The
+// budget is a set of goals: DuckDB spills past memory_limit and the Go
+// heap's limit is soft, so RSS may pass the total for a moment, and the
+// hard limit must leave room for that. It is there for what no soft limit
+// sees: one call inside DuckDB that allocates gigabytes outside its buffer
+// manager (a list of a billion elements from range(1000000000) asks for
+// 8 GiB at once), which the hard limit turns into an error instead of the
+// kernel's OOM killer ending the process.
 package memlimit
 
 import (
@@ -233,6 +242,11 @@ func SplitServe(total int64, set Parts, ceilings Parts) (Serve, error) {
 	}
 	return b, nil
 }
+
+// Hard is the hard limit of a server whose budget is total (M2): twice it,
+// and at least 1 GiB above it, so a small machine's server keeps room for
+// DuckDB's threads and a spill's buffers.
+func Hard(total int64) int64 { return max(2*total, total+1<<30) }
 
 // Ingest is an ingest's budget (M1: Reserve + DuckDB + GoHeap == Total):
 // the Go heap's soft limit, inside it the rows staged in memory before

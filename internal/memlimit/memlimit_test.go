@@ -58,6 +58,18 @@ func TestSplitServeKeepsM1(t *testing.T) {
 	}
 }
 
+// TestHardKeepsM2: the hard limit is twice the budget, at least 1 GiB
+// above it (a 2 GB Raspberry Pi's default 512 MB budget gets 1.5 GiB).
+func TestHardKeepsM2(t *testing.T) {
+	for total, want := range map[int64]int64{
+		Minimum: Minimum + 1<<30, 512 << 20: 512<<20 + 1<<30, 1 << 30: 2 << 30, 6 << 30: 12 << 30,
+	} {
+		if got := Hard(total); got != want || got <= total {
+			t.Errorf("Hard(%s) = %s, want %s", Format(total), Format(got), Format(want))
+		}
+	}
+}
+
 func TestSplitIngestKeepsM1(t *testing.T) {
 	for _, total := range []int64{Minimum, 512 << 20, 6 << 30} {
 		b, err := SplitIngest(total)
