@@ -268,6 +268,7 @@ func clientSchemas(schemas []string) []string {
 
 // Close closes the database.
 func (e *Engine) Close() error {
+	e.stmts.close()
 	err := e.db.Close()
 	if cerr := e.connector.Close(); err == nil {
 		err = cerr

@@ -21,13 +21,17 @@ import (
 // parser (duckdb_extract_statements, parsing only: nothing is bound or run)
 // on a private in-memory database that holds nothing.
 
-// statementCounter parses texts on connections of its own database.
+// statementCounter parses texts on connections of its own database, opened
+// on the first parse and closed by Engine.Close.
 type statementCounter struct {
-	once  sync.Once
-	db    mapping.Database
-	conns chan mapping.Connection
-	err   error
+	once   sync.Once
+	db     mapping.Database
+	opened bool // db is open
+	conns  chan mapping.Connection
+	err    error
 }
+
+var errCounterClosed = errors.New("statement counter: closed")
 
 // count returns how many statements DuckDB's parser reads in query. A text
 // DuckDB cannot parse counts as 1: preparing it fails the same way, before
@@ -49,7 +53,10 @@ func (c *statementCounter) parse(query string) (n int, parseErr string, err erro
 	if c.err != nil {
 		return 0, "", c.err
 	}
-	conn := <-c.conns
+	conn, ok := <-c.conns
+	if !ok {
+		return 0, "", errCounterClosed
+	}
 	defer func() { c.conns <- conn }()
 	var stmts mapping.ExtractedStatements
 	count := mapping.ExtractStatements(conn, query, &stmts)
@@ -69,6 +76,7 @@ func (c *statementCounter) open() {
 		c.err = errors.New("statement counter: cannot open an in-memory DuckDB database")
 		return
 	}
+	c.opened = true
 	c.conns = make(chan mapping.Connection, statementCounterConns)
 	for range statementCounterConns {
 		var conn mapping.Connection
@@ -78,4 +86,24 @@ func (c *statementCounter) open() {
 		}
 		c.conns <- conn
 	}
+}
+
+// close waits for the parses in flight, disconnects the connections and
+// closes the database; a parse after it fails with errCounterClosed. A
+// counter that never parsed has nothing open, and never will.
+func (c *statementCounter) close() {
+	c.once.Do(func() { c.err = errCounterClosed })
+	if !c.opened {
+		return
+	}
+	held := len(c.conns) // after a failed open, parse hands none out
+	if c.err == nil {
+		held = cap(c.conns) // every connection, once each parse returns its own
+	}
+	for range held {
+		conn := <-c.conns
+		mapping.Disconnect(&conn)
+	}
+	close(c.conns) // a parse waiting for a connection gets errCounterClosed
+	mapping.Close(&c.db)
 }

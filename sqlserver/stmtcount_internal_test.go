@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/dhsi/dhsi/sqlserver/pgsql"
@@ -62,5 +63,45 @@ func TestLexerSplitsAsDuckDBParses(t *testing.T) {
 	// anything runs
 	if n, err := counter.count("SELECT (; DROP TABLE x"); err != nil || n != 1 {
 		t.Errorf("unparsable text: %d, %v", n, err)
+	}
+}
+
+// TestStatementCounterCloses: Engine.Close closes the counter's private
+// database (it stayed open for the life of the process before), after the
+// parses in flight; a parse after it is an error, not a hang or a crash.
+func TestStatementCounterCloses(t *testing.T) {
+	var unused statementCounter
+	unused.close()
+	if _, err := unused.count("SELECT 1"); err != errCounterClosed {
+		t.Errorf("a counter closed before its first parse: %v, want errCounterClosed", err)
+	}
+
+	var c statementCounter
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; ; j++ {
+				n, err := c.count("SELECT 1; SELECT 2")
+				if err == errCounterClosed {
+					return
+				}
+				if err != nil || n != 2 {
+					t.Errorf("parser %d, parse %d: %d, %v", i, j, n, err)
+					return
+				}
+			}
+		}()
+	}
+	for { // let the parsers open it and run
+		if n, err := c.count("SELECT 1"); err == nil && n == 1 {
+			break
+		}
+	}
+	c.close()
+	wg.Wait()
+	if _, err := c.count("SELECT 1"); err != errCounterClosed {
+		t.Errorf("after close: %v, want errCounterClosed", err)
 	}
 }
