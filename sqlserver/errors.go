@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -99,8 +100,17 @@ func duckError(de *duckdb.Error) *Error {
 		}
 	}
 	e.Code = duckSQLState(de.Type, e.Message)
+	if m := expressionDepthError.FindStringSubmatch(e.Message); m != nil {
+		// DuckDB's words tell the user to SET max_expression_depth, which
+		// only an admin may (engine.go, sharedExpressionDepth)
+		e.Message = "statement too complex: an expression nested more than " + m[1] + " levels deep"
+		e.Hint = "Write it flatter; an admin may raise max_expression_depth."
+	}
 	return e
 }
+
+// expressionDepthError is DuckDB's parser refusing a deep expression.
+var expressionDepthError = regexp.MustCompile(`^Max expression depth limit of (\d+) exceeded`)
 
 func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 	lower := strings.ToLower(msg)
@@ -129,6 +139,9 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 	}
 	if strings.HasPrefix(lower, "dataset ") && has(" is not in index version ") {
 		return codes.UndefinedObject // udf.UnknownDataset, raised inside domain_urls
+	}
+	if strings.HasPrefix(lower, "max expression depth limit of ") {
+		return codes.StatementTooComplex // max_expression_depth (engine.go)
 	}
 	switch t {
 	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:

@@ -536,6 +536,13 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		duck.Close()
 		return fatal(codes.Internal, "%v", err)
 	}
+	if principal.Role == access.Admin {
+		// admins keep DuckDB's own limit (engine.go, sharedExpressionDepth)
+		if _, err := duck.ExecContext(ctx, fmt.Sprintf("SET max_expression_depth = %d", duckExpressionDepth), nil); err != nil {
+			duck.Close()
+			return fatal(codes.Internal, "%v", err)
+		}
+	}
 	if err := sess.syncVariables(ctx); err != nil {
 		duck.Close()
 		return fatal(codes.Internal, "%v", err)
