@@ -127,6 +127,7 @@ func startVersityGW(t testing.TB, bin, accessKey, secretKey string) (string, err
 	cmd.Env = append(serverEnv(), "ROOT_ACCESS_KEY="+accessKey, "ROOT_SECRET_KEY="+secretKey)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
