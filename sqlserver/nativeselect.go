@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -335,23 +336,7 @@ rows:
 		idx = append(idx, r)
 	}
 	if !inOrder {
-		sort.SliceStable(idx, func(a, b int) bool {
-			for _, o := range sel.order {
-				x, y := rows.Cell(idx[a], o.col), rows.Cell(idx[b], o.col)
-				if xn, yn := x.kind == nvNull, y.kind == nvNull; xn || yn {
-					if xn == yn {
-						continue
-					}
-					return xn == o.nullsFirst
-				}
-				c := compareCells(x, y)
-				if c == 0 {
-					continue
-				}
-				return (c < 0) != o.desc
-			}
-			return false
-		})
+		idx = sel.sortRows(rows, idx)
 	}
 	if sel.offset > 0 {
 		idx = idx[min(int64(len(idx)), sel.offset):]
@@ -360,6 +345,55 @@ rows:
 		idx = idx[:sel.limit]
 	}
 	return pickedRows{rows, idx}, nil
+}
+
+// keyedRow is a row of a sort with its ORDER BY cells, read once.
+type keyedRow struct {
+	row  int
+	keys []NativeValue
+}
+
+// sortRows orders idx, rows of rows, by sel.order, stably (rows that tie
+// keep the function's order). Each row's keys are read once: sorting
+// domain_datasets' 64 rows by url_count called Cell twice per comparison
+// through sort.SliceStable's reflective swaps, a third of the server's
+// CPU for the person-written shape at 1 client.
+func (sel *nativeSelect) sortRows(rows NativeRows, idx []int) []int {
+	nk := len(sel.order)
+	keys := make([]NativeValue, len(idx)*nk)
+	ks := make([]keyedRow, len(idx))
+	for i, r := range idx {
+		k := keys[i*nk : (i+1)*nk : (i+1)*nk]
+		for j, o := range sel.order {
+			k[j] = rows.Cell(r, o.col)
+		}
+		ks[i] = keyedRow{row: r, keys: k}
+	}
+	slices.SortStableFunc(ks, func(a, b keyedRow) int {
+		for j, o := range sel.order {
+			x, y := a.keys[j], b.keys[j]
+			if xn, yn := x.kind == nvNull, y.kind == nvNull; xn || yn {
+				if xn == yn {
+					continue
+				}
+				if xn == o.nullsFirst {
+					return -1
+				}
+				return 1
+			}
+			if c := compareCells(x, y); c != 0 {
+				if o.desc {
+					return -c
+				}
+				return c
+			}
+		}
+		return 0
+	})
+	for i, k := range ks {
+		idx[i] = k.row
+	}
+	return idx
 }
 
 // bounds narrows [lo, hi) to the rows of sorted that the conditions on a
