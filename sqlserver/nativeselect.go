@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strconv"
@@ -353,12 +354,22 @@ type keyedRow struct {
 	keys []NativeValue
 }
 
-// sortRows orders idx, rows of rows, by sel.order, stably (rows that tie
-// keep the function's order). Each row's keys are read once: sorting
+// intKeyedRow is a row of a sort by one integer column.
+type intKeyedRow struct {
+	key int64
+	row int
+}
+
+// sortRows orders idx, rows of rows in ascending order, by sel.order;
+// rows that tie keep the function's order (the row number breaks ties, so
+// the sort need not be stable). Each row's keys are read once: sorting
 // domain_datasets' 64 rows by url_count called Cell twice per comparison
 // through sort.SliceStable's reflective swaps, a third of the server's
 // CPU for the person-written shape at 1 client.
 func (sel *nativeSelect) sortRows(rows NativeRows, idx []int) []int {
+	if sel.sortByOneInt(rows, idx) {
+		return idx
+	}
 	nk := len(sel.order)
 	keys := make([]NativeValue, len(idx)*nk)
 	ks := make([]keyedRow, len(idx))
@@ -369,9 +380,9 @@ func (sel *nativeSelect) sortRows(rows NativeRows, idx []int) []int {
 		}
 		ks[i] = keyedRow{row: r, keys: k}
 	}
-	slices.SortStableFunc(ks, func(a, b keyedRow) int {
+	slices.SortFunc(ks, func(a, b keyedRow) int {
 		for j, o := range sel.order {
-			x, y := a.keys[j], b.keys[j]
+			x, y := &a.keys[j], &b.keys[j]
 			if xn, yn := x.kind == nvNull, y.kind == nvNull; xn || yn {
 				if xn == yn {
 					continue
@@ -381,19 +392,50 @@ func (sel *nativeSelect) sortRows(rows NativeRows, idx []int) []int {
 				}
 				return 1
 			}
-			if c := compareCells(x, y); c != 0 {
+			if c := compareCells(*x, *y); c != 0 {
 				if o.desc {
 					return -c
 				}
 				return c
 			}
 		}
-		return 0
+		return cmp.Compare(a.row, b.row)
 	})
 	for i, k := range ks {
 		idx[i] = k.row
 	}
 	return idx
+}
+
+// sortByOneInt sorts idx as sortRows does when the order is one column
+// whose cells are all signed integers (url_count, dataset_id), and reports
+// whether it did.
+func (sel *nativeSelect) sortByOneInt(rows NativeRows, idx []int) bool {
+	if len(sel.order) != 1 {
+		return false
+	}
+	col, desc := sel.order[0].col, sel.order[0].desc
+	ks := make([]intKeyedRow, len(idx))
+	for i, r := range idx {
+		v := rows.Cell(r, col)
+		if v.kind != nvInt {
+			return false
+		}
+		ks[i] = intKeyedRow{key: int64(v.n), row: r}
+	}
+	slices.SortFunc(ks, func(a, b intKeyedRow) int {
+		if a.key != b.key {
+			if (a.key < b.key) != desc {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.row, b.row)
+	})
+	for i, k := range ks {
+		idx[i] = k.row
+	}
+	return true
 }
 
 // bounds narrows [lo, hi) to the rows of sorted that the conditions on a

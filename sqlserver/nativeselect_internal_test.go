@@ -143,3 +143,57 @@ func TestSortedRowsAnswerAsAScan(t *testing.T) {
 		}
 	}
 }
+
+// TestSortRowsOrdersAsAStableSortWould: sortRows (one integer key: its
+// fast path; else keys read once) orders rows as a stable sort of the
+// function's rows by the ORDER BY keys does, ties in the function's order,
+// NULLs where NULLS FIRST/LAST puts them: on random rows with many ties,
+// NULLs in some columns, and every direction.
+func TestSortRowsOrdersAsAStableSortWould(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 30))
+	for trial := range 300 {
+		n := rng.IntN(70)
+		var rows boxedRows
+		for range n {
+			var maybeNull any = int32(rng.IntN(5))
+			if rng.IntN(4) == 0 {
+				maybeNull = nil
+			}
+			rows = append(rows, []any{int64(rng.IntN(6)), maybeNull, fmt.Sprint(rng.IntN(4))})
+		}
+		var order []nativeOrder
+		for range 1 + rng.IntN(3) {
+			order = append(order, nativeOrder{col: rng.IntN(3), desc: rng.IntN(2) == 0, nullsFirst: rng.IntN(2) == 0})
+		}
+		sel := &nativeSelect{order: order}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		want := slices.Clone(idx)
+		slices.SortStableFunc(want, func(a, b int) int {
+			for _, o := range order {
+				x, y := rows.Cell(a, o.col), rows.Cell(b, o.col)
+				if xn, yn := x.kind == nvNull, y.kind == nvNull; xn || yn {
+					if xn == yn {
+						continue
+					}
+					if xn == o.nullsFirst {
+						return -1
+					}
+					return 1
+				}
+				if c := compareCells(x, y); c != 0 {
+					if o.desc {
+						return -c
+					}
+					return c
+				}
+			}
+			return 0
+		})
+		if got := sel.sortRows(rows, idx); !slices.Equal(got, want) {
+			t.Fatalf("trial %d, order %+v over %v: %v, want %v", trial, order, rows, got, want)
+		}
+	}
+}
