@@ -418,12 +418,13 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 	pt.resumed = 0
 	loc := s.settings.location()
 	if rows := pt.nativeRows; rows != nil {
+		reader := newRowReader(rows, p.native.enc)
 		for n := rows.Len(); pt.nativeNext < n; {
 			if maxRows > 0 && pt.resumed >= maxRows {
 				s.send(&pgproto3.PortalSuspended{})
 				return nil
 			}
-			out, err := appendNativeRow(s.out, p.cols, p.native.enc, pt.formats, rows, pt.nativeNext, loc)
+			out, err := appendNativeCells(s.out, p.cols, p.native.enc, pt.formats, reader.row(pt.nativeNext), loc)
 			s.out = out
 			if err != nil {
 				return err

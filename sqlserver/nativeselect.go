@@ -345,7 +345,7 @@ rows:
 	if sel.limit >= 0 && int64(len(idx)) > sel.limit {
 		idx = idx[:sel.limit]
 	}
-	return pickedRows{rows, idx}, nil
+	return picked(rows, idx), nil
 }
 
 // keyedRow is a row of a sort with its ORDER BY cells, read once.
@@ -593,6 +593,24 @@ type pickedRows struct {
 
 func (p pickedRows) Len() int                      { return len(p.idx) }
 func (p pickedRows) Cell(row, col int) NativeValue { return p.rows.Cell(p.idx[row], col) }
+
+// pickedCells is pickedRows over rows that are RowCells.
+type pickedCells struct {
+	pickedRows
+	bulk RowCells
+}
+
+func (p pickedCells) Cells(row int, cols []int, dst []NativeValue) {
+	p.bulk.Cells(p.idx[row], cols, dst)
+}
+
+// picked is rows in the order idx gives, RowCells when rows is.
+func picked(rows NativeRows, idx []int) NativeRows {
+	if bulk, ok := rows.(RowCells); ok {
+		return pickedCells{pickedRows{rows, idx}, bulk}
+	}
+	return pickedRows{rows, idx}
+}
 
 // boxedRows is a Run's [][]any as NativeRows.
 type boxedRows [][]any

@@ -55,6 +55,16 @@ type NativeRows interface {
 	Cell(row, col int) NativeValue
 }
 
+// RowCells is NativeRows that hands over the cells of one row, in the
+// columns cols lists, in one call: the server sends a row's columns from
+// it instead of calling Cell once per column through the interface (in a
+// profile of domain_datasets at 1 client, a tenth of the server's CPU
+// sat on those calls).
+type RowCells interface {
+	NativeRows
+	Cells(row int, cols []int, dst []NativeValue)
+}
+
 // FallibleRows are NativeRows that read what they hold lazily and may fail
 // to: Err is the first error a Cell met (that cell answered NULL). The
 // server checks it once the rows are filtered and sorted, before sending
@@ -68,7 +78,10 @@ type FallibleRows interface {
 // nativeRowsErr is the error of rows, or of the rows pickedRows picked
 // from, if they are FallibleRows.
 func nativeRowsErr(rows NativeRows) error {
-	if p, ok := rows.(pickedRows); ok {
+	switch p := rows.(type) {
+	case pickedRows:
+		rows = p.rows
+	case pickedCells:
 		rows = p.rows
 	}
 	if f, ok := rows.(FallibleRows); ok {
@@ -174,11 +187,55 @@ type nativeEnc struct {
 // appendNativeRow appends row i of rows as a DataRow, in the columns enc
 // lists, to out. On an error out comes back as it was given.
 func appendNativeRow(out []byte, cols []column, enc []nativeEnc, formats []int16, rows NativeRows, i int, loc *time.Location) ([]byte, error) {
+	cells := make([]NativeValue, len(enc))
+	for j, e := range enc {
+		cells[j] = rows.Cell(i, e.col)
+	}
+	return appendNativeCells(out, cols, enc, formats, cells, loc)
+}
+
+// rowReader reads the cells of rows that a statement sends, a row at a
+// time, into one buffer: through RowCells where rows has it.
+type rowReader struct {
+	rows  NativeRows
+	bulk  RowCells // rows, when it is RowCells
+	cols  []int    // enc's columns
+	enc   []nativeEnc
+	cells []NativeValue
+}
+
+func newRowReader(rows NativeRows, enc []nativeEnc) *rowReader {
+	r := &rowReader{rows: rows, enc: enc, cells: make([]NativeValue, len(enc))}
+	if bulk, ok := rows.(RowCells); ok {
+		r.bulk = bulk
+		r.cols = make([]int, len(enc))
+		for j, e := range enc {
+			r.cols[j] = e.col
+		}
+	}
+	return r
+}
+
+// row reads row i's cells; they stay valid until the next call.
+func (r *rowReader) row(i int) []NativeValue {
+	if r.bulk != nil {
+		r.bulk.Cells(i, r.cols, r.cells)
+		return r.cells
+	}
+	for j, e := range r.enc {
+		r.cells[j] = r.rows.Cell(i, e.col)
+	}
+	return r.cells
+}
+
+// appendNativeCells appends one row's cells, in the columns enc lists, as
+// a DataRow to out. On an error out comes back as it was given.
+func appendNativeCells(out []byte, cols []column, enc []nativeEnc, formats []int16, cells []NativeValue, loc *time.Location) ([]byte, error) {
 	orig, start := out, len(out)
 	out = append(out, 'D', 0, 0, 0, 0)
 	out = binary.BigEndian.AppendUint16(out, uint16(len(enc)))
 	for j, e := range enc {
-		v := rows.Cell(i, e.col)
+		v := &cells[j]
 		if v.kind == nvNull {
 			out = append(out, 0xff, 0xff, 0xff, 0xff)
 			continue

@@ -248,3 +248,45 @@ func TestDataRowEncodingErrorKeepsTheQueue(t *testing.T) {
 		}
 	}
 }
+
+// countingCells is boxedRows that is also RowCells, counting Cells calls.
+type countingCells struct {
+	boxedRows
+	cells int
+}
+
+func (c *countingCells) Cells(row int, cols []int, dst []NativeValue) {
+	c.cells++
+	for j, col := range cols {
+		dst[j] = c.boxedRows.Cell(row, col)
+	}
+}
+
+// TestRowReaderReadsARowInOneCall: rows that are RowCells (domain_urls',
+// domain_datasets') are read a row per call, through a pick of them too,
+// and give the cells Cell gives.
+func TestRowReaderReadsARowInOneCall(t *testing.T) {
+	base := boxedRows{{int64(1), "a", nil}, {int64(2), "b", "x"}, {int64(3), "c", "y"}}
+	enc := []nativeEnc{{col: 2}, {col: 0}}
+	for _, rows := range []NativeRows{&countingCells{boxedRows: base}, picked(&countingCells{boxedRows: base}, []int{2, 0})} {
+		r := newRowReader(rows, enc)
+		for i := range rows.Len() {
+			got := r.row(i)
+			for j, e := range enc {
+				if want := rows.Cell(i, e.col); got[j] != want {
+					t.Errorf("%T row %d column %d: %+v, want %+v", rows, i, e.col, got[j], want)
+				}
+			}
+		}
+		var c *countingCells
+		switch x := rows.(type) {
+		case *countingCells:
+			c = x
+		case pickedCells:
+			c = x.rows.(*countingCells)
+		}
+		if c.cells != rows.Len() {
+			t.Errorf("%T: %d Cells calls for %d rows", rows, c.cells, rows.Len())
+		}
+	}
+}

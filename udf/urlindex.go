@@ -618,3 +618,18 @@ func (l *domainDatasetList) row(ctx context.Context, values []driver.Value) (out
 		return res, nil
 	}
 }
+
+// Cells is sqlserver.RowCells: one call per row the server sends.
+func (r datasetCounts) Cells(row int, cols []int, dst []sqlserver.NativeValue) {
+	for j, c := range cols {
+		dst[j] = r.Cell(row, c)
+	}
+}
+
+// Cells is sqlserver.RowCells: one call per row the server sends.
+func (r urlRows) Cells(row int, cols []int, dst []sqlserver.NativeValue) {
+	u := &r[row]
+	for j, c := range cols {
+		dst[j] = urlCell(u, c)
+	}
+}
