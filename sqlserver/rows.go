@@ -184,16 +184,6 @@ type nativeEnc struct {
 	duck duckdb.Type // its declared type
 }
 
-// appendNativeRow appends row i of rows as a DataRow, in the columns enc
-// lists, to out. On an error out comes back as it was given.
-func appendNativeRow(out []byte, cols []column, enc []nativeEnc, formats []int16, rows NativeRows, i int, loc *time.Location) ([]byte, error) {
-	cells := make([]NativeValue, len(enc))
-	for j, e := range enc {
-		cells[j] = rows.Cell(i, e.col)
-	}
-	return appendNativeCells(out, cols, enc, formats, cells, loc)
-}
-
 // rowReader reads the cells of rows that a statement sends, a row at a
 // time, into one buffer: through RowCells where rows has it.
 type rowReader struct {

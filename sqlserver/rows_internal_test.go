@@ -187,7 +187,7 @@ func TestNativeRowsEncodeAsBoxed(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					typed, err := appendNativeRow([]byte("prefix"), p.cols, nc.enc, formats, rows, r, loc)
+					typed, err := appendNativeCells([]byte("prefix"), p.cols, nc.enc, formats, newRowReader(rows, nc.enc).row(r), loc)
 					if err != nil {
 						t.Fatal(err)
 					}
