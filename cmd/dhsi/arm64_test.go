@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,16 +75,7 @@ func TestArm64UnderEmulation(t *testing.T) {
 	}
 	defer serve.Wait()
 	defer serve.Process.Kill()
-	port := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`psql -h 127\.0\.0\.1 -p (\d+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				port <- m[1]
-			}
-		}
-	}()
+	port := announcedPort(stdout)
 	var p string
 	select {
 	case p = <-port:

@@ -3,13 +3,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,16 +46,7 @@ func TestHardLimitTurnsAMemoryBombIntoAnError(t *testing.T) {
 		serve.Process.Kill()
 		<-exited
 	}()
-	port := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`psql -h 127\.0\.0\.1 -p (\d+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				port <- m[1]
-			}
-		}
-	}()
+	port := announcedPort(stdout)
 	var p string
 	select {
 	case p = <-port:

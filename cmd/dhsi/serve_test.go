@@ -55,16 +55,7 @@ func startServeWithin(t testing.TB, within time.Duration, stderr io.Writer, args
 			t.Error("dhsi serve did not stop within 20s of its context ending")
 		}
 	})
-	port := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`psql -h 127\.0\.0\.1 -p (\d+)`)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				port <- m[1]
-			}
-		}
-	}()
+	port := announcedPort(pr)
 	select {
 	case p := <-port:
 		return "postgres://anyone@127.0.0.1:" + p + "/anydb?sslmode=disable"
@@ -297,4 +288,20 @@ func TestCompactMetrics(t *testing.T) {
 		}
 	}
 	t.Fatalf("/metrics of compact --loop lacks one of %q after 30s:\n%s", want, text)
+}
+
+// announcedPort reads a server's stdout and sends the port of the psql
+// line it prints once it listens.
+func announcedPort(stdout io.Reader) <-chan string {
+	port := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`psql -h 127\.0\.0\.1 -p (\d+)`)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				port <- m[1]
+			}
+		}
+	}()
+	return port
 }
