@@ -108,6 +108,9 @@ func newCompiler(t *testing.T, st store.Store, cfg Config) *Compiler {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// a folded signal's timer may write after the test, into a directory
+	// its cleanup is removing
+	t.Cleanup(c.FlushSignals)
 	return c
 }
 

@@ -49,13 +49,17 @@ type signaler struct {
 	st  store.Store
 	log *slog.Logger
 
-	mu   sync.Mutex
-	last map[string]time.Time
-	due  map[string]bool // a bump was folded into a later one
+	mu      sync.Mutex
+	last    map[string]time.Time
+	due     map[string]bool // a bump was folded into a later one
+	writing int             // puts under way, flush waits for them
+	idle    sync.Cond       // on mu: writing fell to 0
 }
 
 func newSignaler(st store.Store, log *slog.Logger) *signaler {
-	return &signaler{st: st, log: log, last: map[string]time.Time{}, due: map[string]bool{}}
+	s := &signaler{st: st, log: log, last: map[string]time.Time{}, due: map[string]bool{}}
+	s.idle.L = &s.mu
+	return s
 }
 
 func (s *signaler) bump(key string) {
@@ -63,8 +67,9 @@ func (s *signaler) bump(key string) {
 	since := time.Since(s.last[key])
 	if since >= signalInterval {
 		s.last[key], s.due[key] = time.Now(), false
+		s.writing++
 		s.mu.Unlock()
-		s.put(key)
+		s.write(key)
 		return
 	}
 	if !s.due[key] {
@@ -81,8 +86,20 @@ func (s *signaler) flushKey(key string) {
 		return
 	}
 	s.last[key], s.due[key] = time.Now(), false
+	s.writing++
 	s.mu.Unlock()
+	s.write(key)
+}
+
+// write puts key, counted in writing (taken under mu by the caller).
+func (s *signaler) write(key string) {
 	s.put(key)
+	s.mu.Lock()
+	s.writing--
+	if s.writing == 0 {
+		s.idle.Broadcast()
+	}
+	s.mu.Unlock()
 }
 
 // flush makes every folded bump now.
@@ -99,6 +116,15 @@ func (s *signaler) flush() {
 	for _, k := range keys {
 		s.flushKey(k)
 	}
+	// and the puts a timer started just before: once flush returns, this
+	// signaler writes nothing more unless bumped again (a process that
+	// exits after it leaves no half-written object, and a test's
+	// directory can be removed)
+	s.mu.Lock()
+	for s.writing > 0 {
+		s.idle.Wait()
+	}
+	s.mu.Unlock()
 }
 
 func (s *signaler) put(key string) {

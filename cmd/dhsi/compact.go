@@ -165,6 +165,9 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// the signals it folded, before the command returns: a timer's
+			// write after exit could leave a half-written object
+			defer func() { c.FlushSignals() }()
 			for j := range jobs {
 				r, err := c.CompactObjects(ctx, j.id, j.objs)
 				mu.Lock()
@@ -175,6 +178,7 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 					// a resharding began or ended: take the new layout
 					log.Info("the shard layout changed; reloading it")
 					if nc, err := newC(wid); err == nil {
+						c.FlushSignals()
 						c = nc
 					} else {
 						log.Warn("reload the shard layout", "err", err)
