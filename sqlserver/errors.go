@@ -103,6 +103,7 @@ func duckError(de *duckdb.Error) *Error {
 	if m := expressionDepthError.FindStringSubmatch(e.Message); m != nil {
 		// DuckDB's words tell the user to SET max_expression_depth, which
 		// only an admin may (engine.go, sharedExpressionDepth)
+		e.Code = codes.StatementTooComplex
 		e.Message = "statement too complex: an expression nested more than " + m[1] + " levels deep"
 		e.Hint = "Write it flatter; an admin may raise max_expression_depth."
 	}
@@ -139,9 +140,6 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 	}
 	if strings.HasPrefix(lower, "dataset ") && has(" is not in index version ") {
 		return codes.UndefinedObject // udf.UnknownDataset, raised inside domain_urls
-	}
-	if strings.HasPrefix(lower, "max expression depth limit of ") {
-		return codes.StatementTooComplex // max_expression_depth (engine.go)
 	}
 	switch t {
 	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
