@@ -117,9 +117,9 @@ func (s *signaler) flush() {
 		s.flushKey(k)
 	}
 	// and the puts a timer started just before: once flush returns, this
-	// signaler writes nothing more unless bumped again (a process that
-	// exits after it leaves no half-written object, and a test's
-	// directory can be removed)
+	// signaler writes nothing more unless bumped again, so a caller that
+	// returns after it leaves the store quiet (a test removing its
+	// directory failed on a signal written during the removal)
 	s.mu.Lock()
 	for s.writing > 0 {
 		s.idle.Wait()

@@ -166,7 +166,7 @@ func compactLoop(ctx context.Context, st store.Store, newC func(string) (*compil
 		go func() {
 			defer wg.Done()
 			// the signals it folded, before the command returns: a timer's
-			// write after exit could leave a half-written object
+			// write would otherwise land after it (compiler's flush)
 			defer func() { c.FlushSignals() }()
 			for j := range jobs {
 				r, err := c.CompactObjects(ctx, j.id, j.objs)

@@ -4,9 +4,10 @@ package main
 // default keeps the address space of the memory it frees ("retain"). The
 // server's hard limit (RLIMIT_DATA, memlimit M2) counts that space as if
 // in use: after SELECT len(range(100000000)) a server held 1.5 GiB of
-// mappings with 100 MB resident, for good, so the Go heap or a new thread
-// could later find no room under the limit although the memory was free.
-// retain:false gives it back (the same query left 140 MB).
+// mappings (VmData) with 100 MB resident, for good, so the Go heap or a
+// new thread could later find no room under the limit although the memory
+// was free. retain:false gives it back (with this file, 204 MB after the
+// same query).
 //
 // jemalloc reads options from, in order, malloc_conf (DuckDB sets it from
 // a load-time constructor), the environment (DUCKDB_JE_MALLOC_CONF: too
