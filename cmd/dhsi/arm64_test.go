@@ -66,22 +66,7 @@ func TestArm64UnderEmulation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	serve := exec.CommandContext(ctx, "qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu", bin, "serve", "--store", store, "--listen", "127.0.0.1:0", "--unix-socket-dir", "")
-	stdout, err := serve.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer serve.Wait()
-	defer serve.Process.Kill()
-	port := announcedPort(stdout)
-	var p string
-	select {
-	case p = <-port:
-	case <-time.After(120 * time.Second):
-		t.Fatal("serve under qemu did not listen within 120s")
-	}
+	p := startServeProcess(t, serve, 120*time.Second).port
 	psql := func(sql string) string {
 		t.Helper()
 		out, err := exec.Command("psql", "-X", "-A", "-t", "-h", "127.0.0.1", "-p", p, "-U", "pi", "-d", "dhsi", "-c", sql).CombinedOutput()

@@ -33,27 +33,8 @@ func TestHardLimitTurnsAMemoryBombIntoAnError(t *testing.T) {
 	serve := exec.CommandContext(ctx, bin, "serve", "--store", t.TempDir(), "--listen", "127.0.0.1:0", "--unix-socket-dir", "",
 		"--memory-limit", "512MiB", "--user", "reader:pw:reader")
 	serve.Stderr = os.Stderr
-	stdout, err := serve.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- serve.Wait() }()
-	defer func() {
-		serve.Process.Kill()
-		<-exited
-	}()
-	port := announcedPort(stdout)
-	var p string
-	select {
-	case p = <-port:
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve did not listen within 60s")
-	}
-	proc := func(file, field string) int64 {
+	proc := startServeProcess(t, serve, 60*time.Second)
+	procFile := func(file, field string) int64 {
 		t.Helper()
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", serve.Process.Pid, file))
 		if err != nil {
@@ -75,17 +56,17 @@ func TestHardLimitTurnsAMemoryBombIntoAnError(t *testing.T) {
 		t.Fatalf("no %q in /proc/%d/%s", field, serve.Process.Pid, file)
 		return 0
 	}
-	if got, want := proc("limits", "Max data size"), memlimit.Hard(budget); got != want {
+	if got, want := procFile("limits", "Max data size"), memlimit.Hard(budget); got != want {
 		t.Errorf("RLIMIT_DATA = %d, want memlimit.Hard(512MiB) = %d", got, want)
 	}
 
-	url := "postgres://reader:pw@127.0.0.1:" + p + "/dhsi"
+	url := "postgres://reader:pw@127.0.0.1:" + proc.port + "/dhsi"
 	c := connect(t, url)
 	other := connect(t, url)
 	qctx, qcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer qcancel()
 	var n int64
-	err = c.QueryRow(qctx, "SELECT len(range(1000000000))").Scan(&n)
+	err := c.QueryRow(qctx, "SELECT len(range(1000000000))").Scan(&n)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "53200" {
 		t.Fatalf("SELECT len(range(1000000000)) = %d, %v; want SQLSTATE 53200", n, err)
@@ -100,17 +81,16 @@ func TestHardLimitTurnsAMemoryBombIntoAnError(t *testing.T) {
 	if err := c.QueryRow(qctx, "SELECT len(range(50000000))").Scan(&n); err != nil || n != 50000000 {
 		t.Fatalf("SELECT len(range(50000000)) = %d, %v", n, err)
 	}
-	if data := proc("status", "VmData:"); data > budget {
+	if data := procFile("status", "VmData:"); data > budget {
 		t.Errorf("after a 50M-element list: VmData %d MiB, want the list's memory given back (under %d MiB)", data>>20, budget>>20)
 	}
 	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Errorf("serve after SIGTERM: %v", err)
+	case <-proc.done:
+		if proc.err != nil {
+			t.Errorf("serve after SIGTERM: %v", proc.err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Error("serve did not exit within 30s of SIGTERM")

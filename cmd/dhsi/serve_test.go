@@ -305,3 +305,40 @@ func announcedPort(stdout io.Reader) <-chan string {
 	}()
 	return port
 }
+
+// serveProcess is a dhsi serve in a process of its own: the built binary,
+// or it under an emulator.
+type serveProcess struct {
+	*exec.Cmd
+	port string
+	done chan struct{} // closed once it has exited; err is then its status
+	err  error
+}
+
+// startServeProcess starts cmd, a dhsi serve, and waits up to within for
+// the port it announces. The process is killed when the test ends.
+func startServeProcess(t *testing.T, cmd *exec.Cmd, within time.Duration) *serveProcess {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{Cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	select {
+	case p.port = <-announcedPort(stdout):
+	case <-time.After(within):
+		t.Fatalf("%s did not listen within %v", strings.Join(cmd.Args, " "), within)
+	}
+	return p
+}
