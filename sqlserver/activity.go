@@ -140,7 +140,7 @@ func (s *Server) signal(caller access.Principal, pid uint32, terminate bool) (bo
 func (s *session) terminate() {
 	s.act.terminating.Store(true)
 	s.cancelRunning()
-	_ = s.conn.SetReadDeadline(time.Now())
+	s.reader.breakRead()
 }
 
 // watchPeer cancels the running statement when the client's socket is

@@ -83,7 +83,7 @@ func TestSpinReadWaitsWithoutParking(t *testing.T) {
 
 	// nobody else is being answered: no spin, the ordinary read waits
 	start := time.Now()
-	if _, _, done := r.spinRead(g, buf); done {
+	if _, done, _ := r.spinRead(g, buf); done {
 		t.Fatal("no other session answered: spinRead read instead of handing over")
 	}
 	if took := time.Since(start); took >= fairSpin {
@@ -112,13 +112,13 @@ func TestSpinReadWaitsWithoutParking(t *testing.T) {
 		_, _ = client.Write([]byte("Q1"))
 	}()
 	start = time.Now()
-	n, err, done := r.spinRead(g, buf)
+	n, done, err := r.spinRead(g, buf)
 	if !done || err != nil || string(buf[:n]) != "Q1" {
 		t.Fatalf("bytes sent while spinning: %q %v done %v after %v answers %d", buf[:n], err, done, time.Since(start), g.answers.Load())
 	}
 
 	start = time.Now()
-	if _, _, done := r.spinRead(g, buf); done {
+	if _, done, _ := r.spinRead(g, buf); done {
 		t.Fatal("a silent client: spinRead did not hand over to the ordinary read")
 	}
 	if took := time.Since(start); took < fairSpin {
@@ -126,13 +126,13 @@ func TestSpinReadWaitsWithoutParking(t *testing.T) {
 	}
 
 	g.fair.Store(false)
-	if _, _, done := r.spinRead(g, buf); done {
+	if _, done, _ := r.spinRead(g, buf); done {
 		t.Fatal("fair turns off: spinRead read instead of handing over")
 	}
 	g.fair.Store(true)
 
 	_ = server.SetReadDeadline(time.Now())
-	if _, _, done := r.spinRead(g, buf); done {
+	if _, done, _ := r.spinRead(g, buf); done {
 		t.Fatal("a passed deadline: spinRead read instead of handing over")
 	}
 	if _, err := r.conn.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -141,8 +141,104 @@ func TestSpinReadWaitsWithoutParking(t *testing.T) {
 	_ = server.SetReadDeadline(time.Time{})
 
 	_ = client.Close()
-	n, err, done = r.spinRead(g, buf)
+	n, done, err = r.spinRead(g, buf)
 	if !done || err != io.EOF || n != 0 {
 		t.Fatalf("a closed client: %d %v done %v, want io.EOF", n, err, done)
+	}
+}
+
+// TestFairReadWakesWithoutTheNetworkPoller: F3. With the one scheduler
+// thread always busy (other sessions answered without pause, so the run
+// queue is never empty and Go polls the network only from its monitor),
+// bytes a client sends after F2's spin ran out still reach the session by
+// fairRead, within a deadline's length; a silent client is handed to the
+// ordinary read after fairWait; a read broken meanwhile (shutdown,
+// pg_terminate_backend) is handed over at once with its deadline kept.
+func TestFairReadWakesWithoutTheNetworkPoller(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	r := &sessionReader{conn: server}
+	g := newBusyGauge(0)
+	g.fair.Store(true)
+	buf := make([]byte, 16)
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				g.answers.Add(1)
+				runtime.Gosched()
+			}
+		}
+	}()
+
+	// sent well after the spin (fairSpin) gave up: F3 reads it
+	sent := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(fairSpin + 3*time.Millisecond)
+		_, _ = client.Write([]byte("Q2"))
+		sent <- time.Now()
+	}()
+	n, done, err := r.fairRead(g, buf)
+	got := time.Now()
+	if !done || err != nil || string(buf[:n]) != "Q2" {
+		t.Fatalf("bytes sent after the spin: %q %v done %v", buf[:n], err, done)
+	}
+	if late := got.Sub(<-sent); late > 5*fairPollMax {
+		t.Errorf("read %v after the bytes were sent; a deadline is at most %v", late, fairPollMax)
+	}
+	if err := server.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// a silent client: handed over after fairSpin + fairWait at the most
+	start := time.Now()
+	if _, done, _ := r.fairRead(g, buf); done {
+		t.Fatal("a silent client: fairRead did not hand over to the ordinary read")
+	}
+	if took := time.Since(start); took < fairWait {
+		t.Errorf("handed over after %v, before fairWait", took)
+	}
+	// its deadline is gone: the ordinary read waits for the client
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		_, _ = client.Write([]byte("Q3"))
+	}()
+	if n, err := r.conn.Read(buf); err != nil || string(buf[:n]) != "Q3" {
+		t.Fatalf("the ordinary read after F3 gave up: %q %v", buf[:n], err)
+	}
+
+	// broken while F3 waits: handed over at once, the deadline kept
+	go func() {
+		time.Sleep(fairSpin + 2*time.Millisecond)
+		r.breakRead()
+	}()
+	start = time.Now()
+	if _, done, _ := r.fairRead(g, buf); done {
+		t.Fatal("a broken read: fairRead read instead of handing over")
+	}
+	if took := time.Since(start); took > fairSpin+fairWait/2 {
+		t.Errorf("a broken read was handed over after %v", took)
+	}
+	if _, err := r.conn.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the ordinary read after breakRead: %v, want the deadline", err)
 	}
 }

@@ -655,7 +655,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// wake every session blocked reading its client: it sees draining and
 	// says goodbye; a running statement does not read, and finishes first
 	for _, sess := range sessions {
-		_ = sess.conn.SetReadDeadline(time.Now())
+		sess.reader.breakRead()
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

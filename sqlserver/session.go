@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -261,6 +262,9 @@ type sessionReader struct {
 	conn net.Conn
 	sess *session        // nil during start-up, which writes through the backend
 	raw  syscall.RawConn // conn's file descriptor for spinRead, once asked for
+	spun bool            // spinRead's last call got as far as spinning (F3 may follow)
+	// broken: breakRead set a passed deadline that F3 must not replace
+	broken atomic.Bool
 }
 
 func (r *sessionReader) Read(p []byte) (int, error) {
@@ -273,7 +277,7 @@ func (r *sessionReader) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	if n, err, done := r.spinRead(s.srv.busy, p); done { // F2 (fairness.go)
+	if n, done, err := r.fairRead(s.srv.busy, p); done { // F2, F3 (fairness.go)
 		return n, err
 	}
 	return r.conn.Read(p)
