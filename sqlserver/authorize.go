@@ -40,8 +40,10 @@ import (
 //	    statement names, and a TEMP object may not take the name of a shared
 //	    one, created or renamed (a macro shadowing domain_datasets, a view
 //	    shadowing datasets).
+//	P5. What the session's TEMP views and macros expand to is bounded
+//	    (expansion.go).
 //
-// All four read tokens of pgsql's lexer; L1 (stmtcount.go) makes sure
+// All five read tokens of pgsql's lexer; L1 (stmtcount.go) makes sure
 // DuckDB reads the same single statement. P2 also refuses the scalar
 // functions of stackOverflowFunctions.
 //
@@ -145,6 +147,7 @@ func (s *session) authorize(ctx context.Context, duckSQL string) error {
 	if s.principal.Role == access.Admin {
 		return nil
 	}
+	s.creating = nil // P5: set by authorizeCreate for this statement only
 	toks := pgsql.Significant(pgsql.Lex(duckSQL))
 	if len(toks) == 0 {
 		return nil
@@ -167,7 +170,10 @@ func (s *session) authorize(ctx context.Context, duckSQL string) error {
 	if err := s.authorizeNames(ctx, toks); err != nil {
 		return err
 	}
-	return s.authorizeKind(ctx, toks)
+	if err := s.authorizeKind(ctx, toks); err != nil {
+		return err
+	}
+	return s.expansionCheck(toks)
 }
 
 // authorizeNames applies P2 and P3 to every token of the statement.
@@ -365,6 +371,11 @@ func (s *session) authorizeKind(ctx context.Context, toks []pgsql.Token) error {
 					if shared {
 						return s.deny(fmt.Sprintf("rename a TEMP %s to %q: it would shadow a shared object of that name", strings.ToLower(kw(1)), name), "the admin role")
 					}
+					if kw(1) == "VIEW" {
+						if from, _ := qualifiedName(toks, i); len(from) > 0 {
+							s.renameTemp(from[len(from)-1], name) // P5
+						}
+					}
 				}
 			}
 			return nil
@@ -430,6 +441,11 @@ func (s *session) authorizeCreate(ctx context.Context, toks []pgsql.Token) error
 	}
 	if shared {
 		return s.deny(fmt.Sprintf("create a TEMP %s named %q: it would shadow a shared object of that name", strings.ToLower(obj), name), "the admin role")
+	}
+	if obj != "TABLE" && obj != "SEQUENCE" {
+		// P5: the definition is the rest of the text
+		_, end := qualifiedName(toks, i)
+		s.creating = &pendingCreate{name: strings.ToLower(name), body: toks[end:]}
 	}
 	return nil
 }

@@ -71,6 +71,10 @@ type session struct {
 
 	duck     *duckdb.Conn
 	settings *settings
+	// temps: what this session's TEMP views and macros may expand to (P5,
+	// expansion.go); creating: the CREATE being authorized, if it makes one
+	temps    map[string]*tempDef
+	creating *pendingCreate
 	tx       byte // txIdle, txActive, txFailed
 
 	stmts   map[string]*prepared

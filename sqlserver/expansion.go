@@ -1,0 +1,159 @@
+package sqlserver
+
+import (
+	"strings"
+
+	"github.com/jeroenrinzema/psql-wire/codes"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// P5, a bound on what a non-admin's TEMP views and macros expand to.
+//
+// DuckDB's binder expands a view or macro again wherever it is named,
+// before the statement runs and without looking at statement_timeout or a
+// cancel. A TEMP macro that names the one before it twice doubles with
+// each one: measured as a reader, with statement_timeout 2 s, `m14(1)` of
+// such a chain took 3.0 s to answer, `m20(1)` minutes; the same chain of
+// views (`v16`, each a UNION ALL of the one before twice) 8.6 s.
+//
+//	P5. A non-admin's statement that names the session's TEMP views or
+//	    macros may expand to at most maxTempExpansion tokens: each name
+//	    counts the tokens of the object's definition plus, recursively,
+//	    the expansion of every TEMP view or macro the definition names,
+//	    once per time it is named (a cycle counts as too many). A CREATE
+//	    is such a statement, so no object is ever created past the bound.
+//
+// DuckDB's catalog is too slow to read per statement (duckdb_functions()
+// takes ~17 ms), so the session keeps the definitions it created itself,
+// from the text it authorized, and lets them only grow: CREATE OR REPLACE
+// and ALTER VIEW ... RENAME TO merge into what a name had (the larger token
+// count, the larger count of each name it names), and DROP forgets
+// nothing. Whatever a rolled-back transaction, a replacement or a rename
+// left in DuckDB's catalog is then one of the definitions merged, so the
+// bound holds for it. A definition counts every identifier it names, as a
+// macro may name a TEMP object created after it. Statements that name
+// nothing the session created as a TEMP view or macro pay one map lookup
+// per identifier; statements with no such name (a long IN list, say) are
+// not bounded here.
+
+// maxTempExpansion bounds P5. Measured as above: a chain expanding to
+// ~40,000 tokens bound in 0.5 s, ~160,000 in 3.0 s (macros), ~180,000 in
+// 2.3 s (views).
+const maxTempExpansion = 50_000
+
+// tempDef is what P5 knows of a TEMP view or macro: the most tokens and,
+// per identifier, the most times any definition of that name held.
+type tempDef struct {
+	tokens int
+	names  map[string]int
+}
+
+// merge widens d to cover a definition of tokens naming names.
+func (d *tempDef) merge(tokens int, names map[string]int) {
+	d.tokens = max(d.tokens, tokens)
+	for n, c := range names {
+		d.names[n] = max(d.names[n], c)
+	}
+}
+
+// pendingCreate is a CREATE of a TEMP view or macro that P1-P4 allowed:
+// its name and the tokens after it (its definition).
+type pendingCreate struct {
+	name string
+	body []pgsql.Token
+}
+
+// expansionCheck runs P5 on a non-admin's statement and, if it passes and
+// creates a TEMP view or macro, records its definition.
+func (s *session) expansionCheck(toks []pgsql.Token) error {
+	create := s.creating
+	s.creating = nil
+	if create != nil {
+		toks = create.body // the name being created is no reference
+	}
+	if len(s.temps) > 0 {
+		sizes := map[string]int{}
+		total := 0
+		for _, t := range toks {
+			if name, ok := identName(t); ok && s.temps[name] != nil {
+				total += s.expansionOf(name, sizes)
+				if total > maxTempExpansion {
+					return pgErrorf(codes.StatementTooComplex, "statement too complex: the TEMP views and macros it names expand to more than %d tokens (DuckDB expands one again wherever it is named, before statement_timeout applies)", maxTempExpansion)
+				}
+			}
+		}
+	}
+	if create != nil {
+		s.noteTemp(create.name, len(toks), identCounts(toks))
+	}
+	return nil
+}
+
+// noteTemp merges a definition of the TEMP view or macro name.
+func (s *session) noteTemp(name string, tokens int, names map[string]int) {
+	if s.temps == nil {
+		s.temps = map[string]*tempDef{}
+	}
+	d := s.temps[name]
+	if d == nil {
+		d = &tempDef{names: map[string]int{}}
+		s.temps[name] = d
+	}
+	d.merge(tokens, names)
+}
+
+// renameTemp is ALTER VIEW from RENAME TO to: to may now hold from's
+// definition, and from keeps it (the ALTER may yet roll back).
+func (s *session) renameTemp(from, to string) {
+	if d := s.temps[strings.ToLower(from)]; d != nil {
+		s.noteTemp(strings.ToLower(to), d.tokens, d.names)
+	}
+}
+
+// expansionOf is the tokens name expands to (P5), memoized in sizes;
+// past maxTempExpansion, or in a cycle, it is maxTempExpansion+1.
+func (s *session) expansionOf(name string, sizes map[string]int) int {
+	const tooMany = maxTempExpansion + 1
+	if n, ok := sizes[name]; ok {
+		if n < 0 {
+			return tooMany // a cycle: DuckDB refuses it, but not before expanding
+		}
+		return n
+	}
+	sizes[name] = -1
+	d := s.temps[name]
+	n := d.tokens
+	for ref, times := range d.names {
+		if s.temps[ref] == nil {
+			continue
+		}
+		n += times * s.expansionOf(ref, sizes)
+		if n > maxTempExpansion {
+			n = tooMany
+			break
+		}
+	}
+	sizes[name] = n
+	return n
+}
+
+// identCounts counts the identifiers of toks, by lower-case name.
+func identCounts(toks []pgsql.Token) map[string]int {
+	names := map[string]int{}
+	for _, t := range toks {
+		if name, ok := identName(t); ok {
+			names[name]++
+		}
+	}
+	return names
+}
+
+// identName is t's name in lower case when t is an identifier, quoted or
+// not (DuckDB matches names without regard to case either way).
+func identName(t pgsql.Token) (string, bool) {
+	if t.Kind != pgsql.Ident && t.Kind != pgsql.QIdent {
+		return "", false
+	}
+	return strings.ToLower(t.IdentName()), true
+}

@@ -1,0 +1,127 @@
+package sqlserver_test
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/sqlserver"
+)
+
+// TestTempExpansionIsBounded: P5. TEMP macros (or views) that each name
+// the one before twice double with every level, and DuckDB expands them
+// before statement_timeout applies (a chain of 14 took 3 s past a 2 s
+// timeout, of 20 minutes). A reader's chain is refused with 54001 where it
+// passes the bound, at once, by the simple and the extended protocol, and
+// the session goes on; a rollback, a replacement or a rename does not
+// hide a definition from the bound; an admin is not bounded.
+func TestTempExpansionIsBounded(t *testing.T) {
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.Users = []sqlserver.User{{Name: "rita", Password: "pw", Role: access.Reader}, {Name: "ada", Password: "pw", Role: access.Admin}}
+	})
+	ctx := ctxT(t)
+	as := func(user string) *pgx.Conn {
+		t.Helper()
+		u := url.URL{Scheme: "postgres", User: url.UserPassword(user, "pw"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
+		c, err := connectString(t, u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	exec := func(c *pgx.Conn, sql string) error {
+		_, err := c.Exec(ctx, sql)
+		return err
+	}
+	chain := func(c *pgx.Conn, kind string, n int) (refusedAt int) {
+		t.Helper()
+		first := "CREATE TEMP MACRO m0(x) AS x + 1"
+		next := func(i int) string {
+			return fmt.Sprintf("CREATE TEMP MACRO m%d(x) AS m%d(x) + m%d(x)", i, i-1, i-1)
+		}
+		if kind == "view" {
+			first = "CREATE TEMP VIEW v0 AS SELECT 1 AS x"
+			next = func(i int) string {
+				return fmt.Sprintf("CREATE TEMP VIEW v%d AS SELECT * FROM v%d UNION ALL SELECT * FROM v%d", i, i-1, i-1)
+			}
+		}
+		if err := exec(c, first); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= n; i++ {
+			start := time.Now()
+			err := exec(c, next(i))
+			if err == nil {
+				continue
+			}
+			if sqlstate(err) != "54001" {
+				t.Fatalf("%s %d: %v, want 54001", kind, i, err)
+			}
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("%s %d refused after %v", kind, i, took)
+			}
+			return i
+		}
+		return 0
+	}
+
+	reader := as("rita")
+	at := chain(reader, "macro", 20)
+	t.Logf("the reader's macro chain refused at level %d", at)
+	if at == 0 {
+		t.Fatal("a reader created a chain of 20 macros")
+	}
+	if at < 8 {
+		t.Errorf("refused at level %d: the bound is too tight for ordinary use", at)
+	}
+	// the longest chain allowed answers, by either protocol
+	var n int64
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		if err := reader.QueryRow(ctx, fmt.Sprintf("SELECT m%d(1)", at-1), mode).Scan(&n); err != nil || n != 1<<at {
+			t.Errorf("m%d(1) (%v): %d, %v", at-1, mode, n, err)
+		}
+		// named twice in one statement, it passes the bound
+		if _, err := reader.Exec(ctx, fmt.Sprintf("SELECT m%d(1) + m%d(2)", at-1, at-1), mode); sqlstate(err) != "54001" {
+			t.Errorf("m%d named twice (%v): %v, want 54001", at-1, mode, err)
+		}
+	}
+	if at := chain(reader, "view", 20); at < 8 || at > 20 {
+		t.Errorf("the view chain refused at level %d", at)
+	}
+
+	// a replacement rolled back: the session still counts the larger one
+	if err := exec(reader, "CREATE TEMP MACRO big(x) AS x + 1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{"BEGIN", fmt.Sprintf("CREATE OR REPLACE TEMP MACRO big(x) AS m%d(x)", at-1), "ROLLBACK"} {
+		if err := exec(reader, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if err := exec(reader, "SELECT big(1) + big(2)"); sqlstate(err) != "54001" {
+		t.Errorf("after a rolled-back replacement: %v, want 54001 (the bound counts every definition a name had)", err)
+	}
+	// a renamed view keeps its size under its new name
+	if err := exec(reader, fmt.Sprintf("ALTER VIEW v%d RENAME TO w", at-2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(reader, "SELECT count(*) FROM w a, w b, w c, w d, w e"); sqlstate(err) != "54001" {
+		t.Errorf("a renamed view named five times: %v, want 54001", err)
+	}
+	// the session goes on
+	if err := reader.QueryRow(ctx, "SELECT m1(1)").Scan(&n); err != nil || n != 4 {
+		t.Errorf("after the refusals: %d, %v", n, err)
+	}
+
+	// an admin's session is not bounded
+	admin := as("ada")
+	if at := chain(admin, "macro", 14); at != 0 {
+		t.Errorf("the admin's chain refused at %d", at)
+	}
+}
