@@ -22,15 +22,15 @@ package sqlserver
 //	    the network poller while fairSpin lasts: it tries a non-blocking
 //	    read and, finding nothing, yields again (back of the queue). Parked,
 //	    it would wait for the 10 ms poll; spinning, it is at most one turn
-//	    of the queue late. After fairSpin it parks as usual: an idle client
-//	    costs nothing. It also parks once fairIdleYields yields in a row
-//	    returned with no answer completed meanwhile (busyGauge.answers):
+//	    of the queue late. After fairSpin it stops spinning (F3 follows,
+//	    then the ordinary park: an idle client costs nothing). It also
+//	    stops once fairIdleYields yields in a row returned with no answer
+//	    completed meanwhile (busyGauge.answers):
 //	    the other sessions are waiting too, a scheduler with nothing to run
 //	    polls the network at once, and spinning would only burn a core the
 //	    clients need (measured: 12 pgbench clients sending SELECT 1 every
 //	    3 ms cost the server 8.9 s of CPU in 5 s with a spin bounded only
 //	    by time, 1.4 s with this rule, 0.87-0.91 s without fair turns).
-//
 //	F3. A session whose client has not answered when F2's spin ends
 //	    waits in the network poller with a read deadline fairPollFirst
 //	    away, doubling to fairPollMax, and tries again each time it
