@@ -2,16 +2,10 @@ package sqlserver_test
 
 import (
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/dhsi/dhsi/access"
-	"github.com/dhsi/dhsi/sqlserver"
 )
 
 // TestTempExpansionIsBounded: P5. TEMP macros (or views) that each name
@@ -22,19 +16,9 @@ import (
 // the session goes on; a rollback, a replacement or a rename does not
 // hide a definition from the bound; an admin is not bounded.
 func TestTempExpansionIsBounded(t *testing.T) {
-	s := startServer(t, func(c *sqlserver.Config) {
-		c.Users = []sqlserver.User{{Name: "rita", Password: "pw", Role: access.Reader}, {Name: "ada", Password: "pw", Role: access.Admin}}
-	})
+	s := startServer(t, readerAndAdmin)
 	ctx := ctxT(t)
-	as := func(user string) *pgx.Conn {
-		t.Helper()
-		u := url.URL{Scheme: "postgres", User: url.UserPassword(user, "pw"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
-		c, err := connectString(t, u.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	as := func(user string) *pgx.Conn { return s.connectAs(t, user, "pw") }
 	exec := func(c *pgx.Conn, sql string) error {
 		_, err := c.Exec(ctx, sql)
 		return err

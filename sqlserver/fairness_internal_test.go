@@ -62,24 +62,8 @@ func TestBusyGaugeCountsSessionsPerEpoch(t *testing.T) {
 // was answered while it yielded, or when a deadline is
 // set (shutdown, pg_terminate_backend), and reports a closed peer as EOF.
 func TestSpinReadWaitsWithoutParking(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	r := &sessionReader{conn: server}
-	g := newBusyGauge(0)
-	g.fair.Store(true)
-	buf := make([]byte, 16)
+	client, r, g := fairReaderPair(t)
+	server, buf := r.conn, make([]byte, 16)
 
 	// nobody else is being answered: no spin, the ordinary read waits
 	start := time.Now()
@@ -92,20 +76,7 @@ func TestSpinReadWaitsWithoutParking(t *testing.T) {
 
 	// other sessions are answered all along (what yieldTurn counts), on
 	// the one scheduler thread the spinner yields to
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				g.answers.Add(1)
-				runtime.Gosched()
-			}
-		}
-	}()
+	otherSessionsAnswered(t, g)
 
 	go func() {
 		time.Sleep(200 * time.Microsecond)
@@ -155,40 +126,10 @@ func TestSpinReadWaitsWithoutParking(t *testing.T) {
 // ordinary read after fairWait; a read broken meanwhile (shutdown,
 // pg_terminate_backend) is handed over at once with its deadline kept.
 func TestFairReadWakesWithoutTheNetworkPoller(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	r := &sessionReader{conn: server}
-	g := newBusyGauge(0)
-	g.fair.Store(true)
-	buf := make([]byte, 16)
+	client, r, g := fairReaderPair(t)
+	server, buf := r.conn, make([]byte, 16)
 
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				g.answers.Add(1)
-				runtime.Gosched()
-			}
-		}
-	}()
+	otherSessionsAnswered(t, g)
 
 	// sent well after the spin (fairSpin) gave up: F3 reads it
 	sent := make(chan time.Time, 1)
@@ -241,4 +182,57 @@ func TestFairReadWakesWithoutTheNetworkPoller(t *testing.T) {
 	if _, err := r.conn.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the ordinary read after breakRead: %v, want the deadline", err)
 	}
+}
+
+// loopbackPair is a connected pair of TCP sockets on 127.0.0.1, closed at
+// the end of the test.
+func loopbackPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if client, err = net.Dial("tcp", ln.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	if server, err = ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	return client, server
+}
+
+// fairReaderPair is a client socket and the session reader of its server
+// side, with a gauge whose fair turns are on.
+func fairReaderPair(t *testing.T) (client net.Conn, r *sessionReader, g *busyGauge) {
+	client, server := loopbackPair(t)
+	g = newBusyGauge(0)
+	g.fair.Store(true)
+	return client, &sessionReader{conn: server}, g
+}
+
+// otherSessionsAnswered runs the test on one scheduler thread beside a
+// goroutine that counts an answer (what yieldTurn counts) and yields, all
+// the time, until the test ends: the run queue is never empty, so Go polls
+// the network only from its monitor.
+func otherSessionsAnswered(t *testing.T, g *busyGauge) {
+	prev := runtime.GOMAXPROCS(1)
+	stop := make(chan struct{})
+	t.Cleanup(func() {
+		close(stop)
+		runtime.GOMAXPROCS(prev)
+	})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				g.answers.Add(1)
+				runtime.Gosched()
+			}
+		}
+	}()
 }

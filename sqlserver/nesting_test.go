@@ -1,14 +1,9 @@
 package sqlserver_test
 
 import (
-	"net"
-	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/dhsi/dhsi/access"
-	"github.com/dhsi/dhsi/sqlserver"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -49,19 +44,9 @@ func TestDeepNestingIsRefusedBeforeRewriting(t *testing.T) {
 // levels with 54001 at once; 150 levels run; an admin keeps DuckDB's own
 // limit of 1,000.
 func TestDeepExpressionsAreRefusedForNonAdmins(t *testing.T) {
-	s := startServer(t, func(c *sqlserver.Config) {
-		c.Users = []sqlserver.User{{Name: "rita", Password: "pw", Role: access.Reader}, {Name: "ada", Password: "pw", Role: access.Admin}}
-	})
+	s := startServer(t, readerAndAdmin)
 	ctx := ctxT(t)
-	as := func(user string) *pgx.Conn {
-		t.Helper()
-		u := url.URL{Scheme: "postgres", User: url.UserPassword(user, "pw"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
-		c, err := connectString(t, u.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	as := func(user string) *pgx.Conn { return s.connectAs(t, user, "pw") }
 	plus := func(n int) string { return "SELECT 1" + strings.Repeat("+1", n) }
 	reader, admin := as("rita"), as("ada")
 	for name, sql := range map[string]string{

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/sqlserver"
 )
 
@@ -84,6 +87,24 @@ func (s *testServer) connect(t testing.TB, opts ...func(*pgx.ConnConfig)) *pgx.C
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
+}
+
+// connectAs opens a connection as user with password, closed at the end
+// of the test.
+func (s *testServer) connectAs(t *testing.T, user, password string) *pgx.Conn {
+	t.Helper()
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(user, password), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
+	c, err := connectString(t, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// readerAndAdmin configures two users, rita a reader and ada an admin,
+// both with password "pw".
+func readerAndAdmin(c *sqlserver.Config) {
+	c.Users = []sqlserver.User{{Name: "rita", Password: "pw", Role: access.Reader}, {Name: "ada", Password: "pw", Role: access.Admin}}
 }
 
 // withMode sets pgx's default query execution mode.
