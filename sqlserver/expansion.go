@@ -5,6 +5,7 @@ import (
 
 	"github.com/jeroenrinzema/psql-wire/codes"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/sqlserver/pgsql"
 )
 
@@ -49,12 +50,18 @@ type tempDef struct {
 	names  map[string]int
 }
 
-// merge widens d to cover a definition of tokens naming names.
-func (d *tempDef) merge(tokens int, names map[string]int) {
-	d.tokens = max(d.tokens, tokens)
-	for n, c := range names {
-		d.names[n] = max(d.names[n], c)
+// merge widens d to cover a definition of tokens naming names, and
+// reports whether d grew.
+func (d *tempDef) merge(tokens int, names map[string]int) (grew bool) {
+	if tokens > d.tokens {
+		d.tokens, grew = tokens, true
 	}
+	for n, c := range names {
+		if c > d.names[n] {
+			d.names[n], grew = c, true
+		}
+	}
+	return grew
 }
 
 // pendingCreate is a CREATE of a TEMP view or macro that P1-P4 allowed:
@@ -65,12 +72,25 @@ type pendingCreate struct {
 }
 
 // expansionCheck runs P5 on a non-admin's statement and, if it passes and
-// creates a TEMP view or macro, records its definition.
+// creates a TEMP view or macro, records its definition. A SQL PREPARE is
+// remembered and its EXECUTE checked as the statement prepared. (DuckDB
+// 1.5.5 keeps a prepared statement's plan when a macro or view it names is
+// replaced, measured; the checks at EXECUTE and in openPortal hold
+// whether or not a later release binds it again.)
 func (s *session) expansionCheck(toks []pgsql.Token) error {
 	create := s.creating
 	s.creating = nil
 	if create != nil {
 		toks = create.body // the name being created is no reference
+	}
+	var prepared string
+	if len(toks) > 1 {
+		switch name, _ := identName(toks[1]); {
+		case toks[0].Is("PREPARE"):
+			prepared = name
+		case toks[0].Is("EXECUTE") && s.sqlPrepared[name] != nil:
+			toks = s.sqlPrepared[name]
+		}
 	}
 	if len(s.temps) > 0 {
 		sizes := map[string]int{}
@@ -87,7 +107,23 @@ func (s *session) expansionCheck(toks []pgsql.Token) error {
 	if create != nil {
 		s.noteTemp(create.name, len(toks), identCounts(toks))
 	}
+	if prepared != "" {
+		if s.sqlPrepared == nil {
+			s.sqlPrepared = map[string][]pgsql.Token{}
+		}
+		s.sqlPrepared[prepared] = toks
+	}
 	return nil
+}
+
+// recheckExpansion applies P5 again to a statement prepared before the
+// session's TEMP definitions last changed (prepared.temps).
+func (s *session) recheckExpansion(duckSQL string) error {
+	if s.principal.Role == access.Admin {
+		return nil
+	}
+	s.creating = nil
+	return s.expansionCheck(pgsql.Significant(pgsql.Lex(duckSQL)))
 }
 
 // noteTemp merges a definition of the TEMP view or macro name.
@@ -100,7 +136,9 @@ func (s *session) noteTemp(name string, tokens int, names map[string]int) {
 		d = &tempDef{names: map[string]int{}}
 		s.temps[name] = d
 	}
-	d.merge(tokens, names)
+	if d.merge(tokens, names) {
+		s.tempsVersion++
+	}
 }
 
 // renameTemp is ALTER VIEW from RENAME TO to: to may now hold from's

@@ -2,6 +2,7 @@ package sqlserver_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +98,36 @@ func TestTempExpansionIsBounded(t *testing.T) {
 	}
 	if err := exec(reader, "SELECT count(*) FROM w a, w b, w c, w d, w e"); sqlstate(err) != "54001" {
 		t.Errorf("a renamed view named five times: %v, want 54001", err)
+	}
+	// a statement prepared while what it names was small is checked again
+	// once a macro it names grew: the server prepares it again at times
+	// (after a SET, or while another portal holds it), binding the macro
+	// as it is then
+	if err := exec(reader, "CREATE TEMP MACRO grows(x) AS x + 1"); err != nil {
+		t.Fatal(err)
+	}
+	many := "SELECT 0" + strings.Repeat(" + grows(1)", 100)
+	if _, err := reader.Prepare(ctx, "many", many); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(reader, "PREPARE many_sql AS "+many); err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.QueryRow(ctx, "many").Scan(&n); err != nil || n != 200 {
+		t.Fatalf("the prepared statement before the replacement: %d, %v", n, err)
+	}
+	if err := exec(reader, fmt.Sprintf("CREATE OR REPLACE TEMP MACRO grows(x) AS m%d(x)", at-2)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := reader.Exec(ctx, "many"); sqlstate(err) != "54001" {
+		t.Errorf("a prepared statement after what it names grew: %v, want 54001", err)
+	}
+	if err := exec(reader, "EXECUTE many_sql"); sqlstate(err) != "54001" {
+		t.Errorf("EXECUTE after what it names grew: %v, want 54001", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the refusals took %v", took)
 	}
 	// the session goes on
 	if err := reader.QueryRow(ctx, "SELECT m1(1)").Scan(&n); err != nil || n != 4 {

@@ -75,6 +75,10 @@ type session struct {
 	// expansion.go); creating: the CREATE being authorized, if it makes one
 	temps    map[string]*tempDef
 	creating *pendingCreate
+	// tempsVersion counts the changes to temps; sqlPrepared holds the
+	// statements of SQL PREPARE by name, for P5 to check at EXECUTE
+	tempsVersion uint64
+	sqlPrepared  map[string][]pgsql.Token
 	tx       byte // txIdle, txActive, txFailed
 
 	stmts   map[string]*prepared
@@ -108,7 +112,12 @@ type prepared struct {
 	// a statement kept across a SET would answer current_setting(),
 	// current_user or pg_settings as they were: openPortal prepares it
 	// again when they changed.
-	vars      string
+	vars string
+	// temps: session.tempsVersion when P5 last checked duckSQL. openPortal
+	// prepares duckSQL again at times (vars, a busy statement), binding the
+	// TEMP macros and views it names as they are then, so it checks the
+	// statement again when they changed since
+	temps     uint64
 	paramOIDs []uint32
 	paramDuck []duckdb.Type // DuckDB's parameter types (kindDuck)
 	// nullUnsafe: parameter numbers ($n) that are arguments of a
@@ -779,6 +788,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		if err := s.authorize(ctx, p.duckSQL); err != nil {
 			return nil, err
 		}
+		p.temps = s.tempsVersion
 		stmt, err := s.duck.PrepareContext(ctx, p.duckSQL)
 		if err != nil {
 			return nil, err
@@ -1117,6 +1127,12 @@ func (s *session) runDuck(ctx context.Context, pt *portal, maxRows int64) error 
 // leaves its result open on pt.rows for sendRows.
 func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	p := pt.stmt
+	if p.temps != s.tempsVersion {
+		if err := s.recheckExpansion(p.duckSQL); err != nil { // P5
+			return false, err
+		}
+		p.temps = s.tempsVersion
+	}
 	if !p.busy && p.vars != s.syncedVariables {
 		// the variables changed since the plan was bound (prepared.vars)
 		st, err := s.duck.PrepareContext(ctx, p.duckSQL)
