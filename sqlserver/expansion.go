@@ -50,14 +50,19 @@ type tempDef struct {
 	names  map[string]int
 }
 
-// merge widens d to cover a definition of tokens naming names, and
-// reports whether d grew.
-func (d *tempDef) merge(tokens int, names map[string]int) (grew bool) {
+// merge widens d, the definition of self, to cover one of tokens naming
+// names, and reports whether d grew. Its own name is not counted: in a
+// definition it is a column, an alias or a parameter, since DuckDB binds
+// neither a view nor a macro that names itself (measured: "infinite
+// recursion detected" for a view, "does not exist" for a macro), and
+// counted it would be a cycle that refuses every statement naming a view
+// with a column of its name.
+func (d *tempDef) merge(self string, tokens int, names map[string]int) (grew bool) {
 	if tokens > d.tokens {
 		d.tokens, grew = tokens, true
 	}
 	for n, c := range names {
-		if c > d.names[n] {
+		if n != self && c > d.names[n] {
 			d.names[n], grew = c, true
 		}
 	}
@@ -136,7 +141,7 @@ func (s *session) noteTemp(name string, tokens int, names map[string]int) {
 		d = &tempDef{names: map[string]int{}}
 		s.temps[name] = d
 	}
-	if d.merge(tokens, names) {
+	if d.merge(name, tokens, names) {
 		s.tempsVersion++
 	}
 }

@@ -129,6 +129,16 @@ func TestTempExpansionIsBounded(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("the refusals took %v", took)
 	}
+	// a view with a column of its own name, a macro with a parameter of
+	// its own name: no cycle
+	for _, sql := range []string{"CREATE TEMP VIEW total AS SELECT 42 AS total", "CREATE TEMP MACRO twice(twice) AS twice * 2"} {
+		if err := exec(reader, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if err := reader.QueryRow(ctx, "SELECT twice(total) FROM total").Scan(&n); err != nil || n != 84 {
+		t.Errorf("a view and a macro that name themselves: %d, %v", n, err)
+	}
 	// the session goes on
 	if err := reader.QueryRow(ctx, "SELECT m1(1)").Scan(&n); err != nil || n != 4 {
 		t.Errorf("after the refusals: %d, %v", n, err)
