@@ -79,7 +79,7 @@ type session struct {
 	// statements of SQL PREPARE by name, for P5 to check at EXECUTE
 	tempsVersion uint64
 	sqlPrepared  map[string][]pgsql.Token
-	tx       byte // txIdle, txActive, txFailed
+	tx           byte // txIdle, txActive, txFailed
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
