@@ -382,20 +382,7 @@ func (sel *nativeSelect) sortRows(rows NativeRows, idx []int) []int {
 	}
 	slices.SortFunc(ks, func(a, b keyedRow) int {
 		for j, o := range sel.order {
-			x, y := &a.keys[j], &b.keys[j]
-			if xn, yn := x.kind == nvNull, y.kind == nvNull; xn || yn {
-				if xn == yn {
-					continue
-				}
-				if xn == o.nullsFirst {
-					return -1
-				}
-				return 1
-			}
-			if c := compareCells(*x, *y); c != 0 {
-				if o.desc {
-					return -c
-				}
+			if c := o.compare(&a.keys[j], &b.keys[j]); c != 0 {
 				return c
 			}
 		}
@@ -405,6 +392,25 @@ func (sel *nativeSelect) sortRows(rows NativeRows, idx []int) []int {
 		idx[i] = k.row
 	}
 	return idx
+}
+
+// compare orders two cells of the column by o: its direction, and NULLs
+// first or last as o says whichever the direction.
+func (o nativeOrder) compare(x, y *NativeValue) int {
+	if xn, yn := x.kind == nvNull, y.kind == nvNull; xn || yn {
+		switch {
+		case xn == yn:
+			return 0
+		case xn == o.nullsFirst:
+			return -1
+		}
+		return 1
+	}
+	c := compareCells(*x, *y)
+	if o.desc {
+		return -c
+	}
+	return c
 }
 
 // sortByOneInt sorts idx as sortRows does when the order is one column

@@ -174,19 +174,7 @@ func TestSortRowsOrdersAsAStableSortWould(t *testing.T) {
 		slices.SortStableFunc(want, func(a, b int) int {
 			for _, o := range order {
 				x, y := rows.Cell(a, o.col), rows.Cell(b, o.col)
-				if xn, yn := x.kind == nvNull, y.kind == nvNull; xn || yn {
-					if xn == yn {
-						continue
-					}
-					if xn == o.nullsFirst {
-						return -1
-					}
-					return 1
-				}
-				if c := compareCells(x, y); c != 0 {
-					if o.desc {
-						return -c
-					}
+				if c := o.compare(&x, &y); c != 0 {
 					return c
 				}
 			}
