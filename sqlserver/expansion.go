@@ -127,7 +127,6 @@ func (s *session) recheckExpansion(duckSQL string) error {
 	if s.principal.Role == access.Admin {
 		return nil
 	}
-	s.creating = nil
 	return s.expansionCheck(pgsql.Significant(pgsql.Lex(duckSQL)))
 }
 

@@ -24,11 +24,10 @@ import (
 // statementCounter parses texts on connections of its own database, opened
 // on the first parse and closed by Engine.Close.
 type statementCounter struct {
-	once   sync.Once
-	db     mapping.Database
-	opened bool // db is open
-	conns  chan mapping.Connection
-	err    error
+	once  sync.Once
+	db    mapping.Database
+	conns chan mapping.Connection // nil until db is open
+	err   error
 }
 
 var errCounterClosed = errors.New("statement counter: closed")
@@ -76,7 +75,6 @@ func (c *statementCounter) open() {
 		c.err = errors.New("statement counter: cannot open an in-memory DuckDB database")
 		return
 	}
-	c.opened = true
 	c.conns = make(chan mapping.Connection, statementCounterConns)
 	for range statementCounterConns {
 		var conn mapping.Connection
@@ -93,7 +91,7 @@ func (c *statementCounter) open() {
 // counter that never parsed has nothing open, and never will.
 func (c *statementCounter) close() {
 	c.once.Do(func() { c.err = errCounterClosed })
-	if !c.opened {
+	if c.conns == nil {
 		return
 	}
 	held := len(c.conns) // after a failed open, parse hands none out
