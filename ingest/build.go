@@ -601,10 +601,14 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 			nextFileID = f.ID + 1
 		}
 	}
-	// the batch's postings: (domain, dataset) → spans in the new files
-	batch := map[string][]uint32{} // domain → datasets it is in, in this batch
-	spansOf := map[postingsKey]postings.Spans{}
-	domainOfKey := map[uint64]string{}
+	// the batch's postings: one entry per span of the new files, per
+	// postings shard, grouped into (domain, dataset) keys by sorting
+	names := o.domains.domains()
+	keyOf := make([]uint64, len(names))
+	for id, d := range names {
+		keyOf[id] = catalog.DomainKey(d)
+	}
+	byShard := make([][]batchSpan, nShards)
 	// New files take ids prefix-major, (domain_prefix, dataset): a domain's
 	// files in several datasets of the batch then have nearby ids, and the
 	// postings' file deltas fit one varint byte instead of two.
@@ -626,19 +630,37 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 		fid := nextFileID
 		nextFileID++
 		fileList = append(fileList, files.File{ID: fid, DatasetID: part.id, DomainPrefix: lf.Prefix, Path: lf.Key, Rows: uint64(lf.Rows), RowGroups: uint32(lf.RowGroups)})
-		for d, groups := range lf.Spans {
-			k := postingsKey{catalog.DomainKey(d), part.id}
-			if other, ok := domainOfKey[k.k]; ok && other != d {
-				return catalog.Version{}, fmt.Errorf("domain key collision: %q and %q share postings key %d", d, other, k.k)
-			}
-			domainOfKey[k.k] = d
-			if _, ok := spansOf[k]; !ok {
-				batch[d] = append(batch[d], part.id)
-			}
-			for _, g := range groups {
-				spansOf[k] = append(spansOf[k], postings.Span{FileID: fid, RowGroup: g.RowGroup, Rows: g.Rows, First: g.First, HasFirst: true})
-			}
+		for _, sp := range lf.Spans {
+			k := keyOf[sp.Domain]
+			s := postings.ShardOf(k, uint32(nShards))
+			byShard[s] = append(byShard[s], batchSpan{k: k, ds: part.id, domain: sp.Domain, fid: fid, groupRows: sp.groupRows})
 		}
+	}
+	// per shard: the spans in postings order, and each domain's datasets
+	// in this batch (a domain's spans are all in its key's shard, so the
+	// shards write disjoint entries of dsOf)
+	dsOf := make([][]uint32, len(names))
+	shardErrs := make([]error, nShards)
+	parallel.ForEach(nShards, runtime.GOMAXPROCS(0), func(s int) {
+		es := byShard[s]
+		slices.SortFunc(es, func(a, b batchSpan) int {
+			return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.ds, b.ds), cmp.Compare(a.fid, b.fid), cmp.Compare(a.RowGroup, b.RowGroup))
+		})
+		for i, e := range es {
+			if i > 0 && es[i-1].k == e.k {
+				if d := es[i-1].domain; d != e.domain {
+					shardErrs[s] = fmt.Errorf("domain key collision: %q and %q share postings key %d", names[e.domain], names[d], e.k)
+					return
+				}
+				if es[i-1].ds == e.ds {
+					continue
+				}
+			}
+			dsOf[e.domain] = append(dsOf[e.domain], e.ds)
+		}
+	})
+	if err := errors.Join(shardErrs...); err != nil {
+		return catalog.Version{}, err
 	}
 	var fbuf bytes.Buffer
 	fw := files.NewWriter(&fbuf)
@@ -652,11 +674,13 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 	}
 
 	// domains: previous ∪ batch, sorted; membership bitmaps follow
-	newDomains := make([]string, 0, len(batch))
-	for d := range batch {
-		newDomains = append(newDomains, d)
+	newDomains := make([]domainID, 0, len(names))
+	for id := range names {
+		if len(dsOf[id]) > 0 {
+			newDomains = append(newDomains, domainID(id))
+		}
 	}
-	sort.Strings(newDomains)
+	slices.SortFunc(newDomains, func(a, b domainID) int { return strings.Compare(names[a], names[b]) })
 	var merged []string
 	var bitmaps []*roaring.Bitmap
 	var prevN uint64
@@ -676,7 +700,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 			}
 		}
 		switch {
-		case i < prevN && (j >= len(newDomains) || pd < newDomains[j]):
+		case i < prevN && (j >= len(newDomains) || pd < names[newDomains[j]]):
 			d = pd
 			b, err := prev.d2d.Get(i)
 			if err != nil {
@@ -684,19 +708,19 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 			}
 			bm = b
 			i++
-		case i < prevN && pd == newDomains[j]:
+		case i < prevN && pd == names[newDomains[j]]:
 			d = pd
 			b, err := prev.d2d.Get(i)
 			if err != nil {
 				return catalog.Version{}, err
 			}
 			bm = b
-			bm.AddMany(batch[pd])
+			bm.AddMany(dsOf[newDomains[j]])
 			i++
 			j++
 		default:
-			d = newDomains[j]
-			bm = roaring.BitmapOf(batch[d]...)
+			d = names[newDomains[j]]
+			bm = roaring.BitmapOf(dsOf[newDomains[j]]...)
 			j++
 		}
 		for _, ds := range bm.ToArray() {
@@ -751,17 +775,6 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 
 	// postings: the batch's entries per shard, merged into the previous
 	// shard; untouched shards are reused by reference
-	byShard := make([][]postingsKey, nShards)
-	for k, sp := range spansOf {
-		s := postings.ShardOf(k.k, uint32(nShards))
-		byShard[s] = append(byShard[s], k)
-		sort.Slice(sp, func(a, b int) bool {
-			if sp[a].FileID != sp[b].FileID {
-				return sp[a].FileID < sp[b].FileID
-			}
-			return sp[a].RowGroup < sp[b].RowGroup
-		})
-	}
 	v := catalog.Version{
 		Version: version, Parent: prev.version.Version, CreatedAt: time.Now().UTC(),
 		PSLVersion: o.Normalizer.ListVersion(), PSLMode: pslMode(o.Normalizer), PostingsShards: nShards,
@@ -774,9 +787,8 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 	// and uploaded by the uploader's workers
 	up := newUploader(ctx, o.Store, 8)
 	v.Postings = make([]catalog.PostingsShard, nShards)
-	shardErrs := make([]error, nShards)
 	parallel.ForEach(nShards, 4, func(s int) {
-		v.Postings[s], shardErrs[s] = buildShard(ctx, o.Store, up, prev, dir, s, byShard[s], spansOf)
+		v.Postings[s], shardErrs[s] = buildShard(ctx, o.Store, up, prev, dir, s, byShard[s])
 	})
 	if err := errors.Join(up.wait(), errors.Join(shardErrs...)); err != nil {
 		return catalog.Version{}, err
@@ -834,29 +846,34 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 	return v, nil
 }
 
-// postingsKey is one (domain, dataset) entry of the postings.
-type postingsKey struct {
-	k  uint64 // catalog.DomainKey
-	ds uint32
+// batchSpan is one span of a new file, keyed for the postings.
+type batchSpan struct {
+	k      uint64 // catalog.DomainKey of domain
+	ds     uint32
+	domain domainID
+	fid    uint32
+	groupRows
 }
 
 // buildShard writes postings shard s of the new version: the batch's
-// entries merged into the previous version's shard, or that shard itself,
-// by reference, when the batch has none.
-func buildShard(ctx context.Context, st store.Store, up *uploader, prev *baseIndex, dir string, s int, keys []postingsKey, spansOf map[postingsKey]postings.Spans) (catalog.PostingsShard, error) {
-	if len(keys) == 0 && prev.has && s < len(prev.shards) {
+// spans (sorted by key, file and row group) merged into the previous
+// version's shard, or that shard itself, by reference, when the batch has
+// none.
+func buildShard(ctx context.Context, st store.Store, up *uploader, prev *baseIndex, dir string, s int, spans []batchSpan) (catalog.PostingsShard, error) {
+	if len(spans) == 0 && prev.has && s < len(prev.shards) {
 		return catalog.PostingsShard{Shard: s, Idx: prev.shards[s].idx, Dat: prev.shards[s].dat}, nil
 	}
-	sort.Slice(keys, func(a, b int) bool {
-		if keys[a].k != keys[b].k {
-			return keys[a].k < keys[b].k
-		}
-		return keys[a].ds < keys[b].ds
-	})
 	var bIdx, bDat bytes.Buffer
 	bw := postings.NewWriter(&bIdx, &bDat)
-	for _, k := range keys {
-		if err := bw.Add(k.k, k.ds, spansOf[k]); err != nil {
+	var key []postings.Span
+	for i := 0; i < len(spans); {
+		first := spans[i]
+		key = key[:0]
+		for ; i < len(spans) && spans[i].k == first.k && spans[i].ds == first.ds; i++ {
+			g := spans[i]
+			key = append(key, postings.Span{FileID: g.fid, RowGroup: g.RowGroup, Rows: g.Rows, First: g.First, HasFirst: true})
+		}
+		if err := bw.Add(first.k, first.ds, key); err != nil {
 			return catalog.PostingsShard{}, err
 		}
 	}

@@ -102,34 +102,52 @@ func newLakeWriter(workDir string, domains *interner, stageBytes int64) *lakeWri
 	return &lakeWriter{dir: filepath.Join(workDir, "spill"), buckets: map[string]*spillFile{}, memBudget: stageBytes, domains: domains}
 }
 
-// interner keeps one copy of each domain string for a whole batch of
-// datasets. Span keys outlive the staged rows they were read from (a batch
-// of many datasets kept every staged byte alive through them), and a batch
-// of 63 datasets holds each domain's spans up to 63 times. It is sharded by
-// the first hex digit of the domain's prefix, which is also how files are
-// cut, so the files written in parallel rarely share a lock. (unique.Make
-// did this job at a tenth of the build's CPU, most of it in the runtime's
-// weak-pointer bookkeeping.)
+// interner numbers the domains of a whole batch of datasets: a file's
+// spans name their domain by its number, so the spans of a batch (one
+// per domain, dataset and row group: millions) hold no pointer for the
+// garbage collector to scan, and the index build groups them by sorting
+// instead of through maps. Span keys outlive the staged rows they were
+// read from, so the interner keeps its own copy of each name. It is
+// sharded by the first hex digit of the domain's prefix, which is also how
+// files are cut, so the files written in parallel rarely share a lock.
+// (unique.Make did this job at a tenth of the build's CPU, most of it in
+// the runtime's weak-pointer bookkeeping.)
 type interner struct {
 	shards [16]struct {
 		mu sync.Mutex
-		m  map[string]string
+		m  map[string]domainID
 	}
+	mu    sync.Mutex // guards names
+	names []string   // by domainID
 }
 
-func (in *interner) intern(prefix, s string) string {
+// domainID numbers a domain within one interner, densely from 0.
+type domainID uint32
+
+func (in *interner) intern(prefix, s string) domainID {
 	sh := &in.shards[hexDigit(prefix[0])&15]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if v, ok := sh.m[s]; ok {
-		return v
+	if id, ok := sh.m[s]; ok {
+		return id
 	}
 	if sh.m == nil {
-		sh.m = map[string]string{}
+		sh.m = map[string]domainID{}
 	}
 	v := strings.Clone(s)
-	sh.m[v] = v
-	return v
+	in.mu.Lock()
+	id := domainID(len(in.names))
+	in.names = append(in.names, v)
+	in.mu.Unlock()
+	sh.m[v] = id
+	return id
+}
+
+// domains returns every domain interned so far, indexed by domainID.
+func (in *interner) domains() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.names[:len(in.names):len(in.names)]
 }
 
 func hexDigit(c byte) byte {
@@ -249,10 +267,16 @@ type lakeFile struct {
 	RowGroups int
 	Bytes     int64
 	// Spans: per domain, the row groups holding its URLs with row counts,
-	// in row order.
-	Spans map[string][]groupRows
+	// in row order (L1: a domain's spans are consecutive).
+	Spans []fileSpan
 	// FieldBytes: per kept column, its column chunks' compressed bytes
 	FieldBytes map[string]int64
+}
+
+// fileSpan is a run of one domain's rows in one row group of a file.
+type fileSpan struct {
+	Domain domainID // of the lake writer's interner
+	groupRows
 }
 
 type groupRows struct {
@@ -617,7 +641,7 @@ func lakeProps(lay layout, cols ...catalog.Column) *parquet.WriterProperties {
 // writePrefix sorts, deduplicates and writes the rows of one file's
 // buckets, returning the file and its url_ids, sorted.
 func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay layout) (lakeFile, []uint64, error) {
-	f := lakeFile{Prefix: prefix, Name: name, Spans: map[string][]groupRows{}}
+	f := lakeFile{Prefix: prefix, Name: name}
 	staged, err := readBuckets(w.cols, buckets...)
 	if err != nil {
 		return f, nil, err
@@ -640,7 +664,11 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 	fw := newFieldWriter(w.cols)
 	var edits catalog.RawEncoder
 	var editBuf []byte
-	var spanKey string
+	var (
+		spanKey  string // the domain of the last span, and its number
+		spanID   domainID
+		haveSpan bool
+	)
 	var (
 		domains, urls, raws         []parquet.ByteArray // raws: raw edits
 		rawDefs, tsDefs, domainDefs []int16
@@ -700,17 +728,15 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 			}
 			// L3: spans as written. The key is an interned copy (see
 			// interner): r.domain points into the staged rows.
-			if domain != spanKey {
-				spanKey = w.domains.intern(prefix, domain)
+			if !haveSpan || domain != spanKey {
+				spanKey, spanID, haveSpan = domain, w.domains.intern(prefix, domain), true
 			}
 			rg := uint32(f.RowGroups)
-			sp := f.Spans[spanKey]
-			if n := len(sp); n > 0 && sp[n-1].RowGroup == rg {
-				sp[n-1].Rows++
+			if n := len(f.Spans); n > 0 && f.Spans[n-1].Domain == spanID && f.Spans[n-1].RowGroup == rg {
+				f.Spans[n-1].Rows++
 			} else {
-				sp = append(sp, groupRows{RowGroup: rg, Rows: 1, First: uint32(i)})
+				f.Spans = append(f.Spans, fileSpan{spanID, groupRows{RowGroup: rg, Rows: 1, First: uint32(i)}})
 			}
-			f.Spans[spanKey] = sp
 		}
 		// in lakeSchema's column order
 		rgw := pw.AppendRowGroup()
