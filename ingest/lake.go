@@ -726,8 +726,8 @@ func (w *lakeWriter) writePrefix(buckets []*spillFile, name, prefix string, lay 
 				tsDefs = append(tsDefs, 0)
 				secDefs = append(secDefs, 0)
 			}
-			// L3: spans as written. The key is an interned copy (see
-			// interner): r.domain points into the staged rows.
+			// L3: spans as written, naming the domain by its interner
+			// number; L1 makes a domain's spans consecutive.
 			if !haveSpan || domain != spanKey {
 				spanKey, spanID, haveSpan = domain, w.domains.intern(prefix, domain), true
 			}
