@@ -56,6 +56,7 @@ func WithCurrentLayout(newC func() (*Compiler, error), work func(*Compiler) erro
 			return err
 		}
 		err = work(c)
+		c.FlushSignals() // a caller that returns leaves the store quiet
 		if attempt < 2 && errors.Is(err, ErrLayoutChanged) {
 			c.log.Info("the shard layout changed; running again with the new one")
 			continue

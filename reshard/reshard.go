@@ -171,6 +171,9 @@ func Run(ctx context.Context, st store.Store, opts Options) (rep Report, err err
 		if err != nil {
 			return rep, err
 		}
+		// its folded change signals are written before Run returns, so
+		// a caller that returns leaves the store quiet
+		defer c.FlushSignals()
 		// step 2: move what is foreign, until a listing finds nothing
 		found, err := scan(ctx, st, opts.Width, bad)
 		if err != nil {

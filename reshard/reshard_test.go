@@ -46,6 +46,7 @@ func seed(t *testing.T, st store.Store, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.FlushSignals()
 	tb := compiler.Table{Header: cfg.SchemaFields}
 	for i := 0; i < n; i++ {
 		tb.Rows = append(tb.Rows, []string{fmt.Sprintf("d%05d.com", i), "old", "1", "2024-01-01T00:00:00Z"})
@@ -83,6 +84,7 @@ func everything(t *testing.T, st store.Store) map[string]string {
 		t.Fatal(err)
 	}
 	c, _ := compiler.New(st, cfg, nil)
+	defer c.FlushSignals()
 	if _, err := c.CompactAll(ctx); err != nil {
 		t.Fatal(err)
 	}

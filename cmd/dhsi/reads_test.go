@@ -37,6 +37,9 @@ func storeCompiler(t testing.TB, st store.Store) (*compiler.Compiler, compiler.C
 	if err != nil {
 		t.Fatal(err)
 	}
+	// a signal folded into a timer must not be written into a store
+	// directory the test is removing
+	t.Cleanup(c.FlushSignals)
 	return c, cfg
 }
 
