@@ -152,6 +152,11 @@ func (e *Engine) setup(ctx context.Context, shimSQL []string) error {
 	if err := e.registerActivity(ctx, conn); err != nil {
 		return fmt.Errorf("register session functions: %w", err)
 	}
+	// LIKE, ILIKE and GLOB in linear time, before any session: DuckDB's
+	// own backtrack past every cancel (patterns.go)
+	if err := registerPatternFuncs(conn); err != nil {
+		return fmt.Errorf("register pattern functions: %w", err)
+	}
 	stmts := []string{
 		fmt.Sprintf("ATTACH IF NOT EXISTS ':memory:' AS %s", shimCatalog),
 		fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s.%s", shimCatalog, shimSchema),
