@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/internal/duckpattern"
 )
 
 // EngineConfig configures the embedded DuckDB database.
@@ -152,9 +154,10 @@ func (e *Engine) setup(ctx context.Context, shimSQL []string) error {
 	if err := e.registerActivity(ctx, conn); err != nil {
 		return fmt.Errorf("register session functions: %w", err)
 	}
-	// LIKE, ILIKE and GLOB in linear time, before any session: DuckDB's
-	// own backtrack past every cancel (patterns.go)
-	if err := registerPatternFuncs(conn); err != nil {
+	// LIKE, ILIKE and GLOB in linear time, before any session and for
+	// every one, an admin's too: DuckDB's own backtrack past every cancel
+	// (internal/patmatch)
+	if err := duckpattern.Register(conn); err != nil {
 		return fmt.Errorf("register pattern functions: %w", err)
 	}
 	stmts := []string{

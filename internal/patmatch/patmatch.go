@@ -31,6 +31,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Kind is the pattern language.
@@ -84,11 +85,12 @@ type token struct {
 // Pattern is a compiled pattern; it is safe for concurrent use.
 type Pattern struct {
 	kind  Kind
-	n     int        // tokens; state bit j: tokens before j matched
-	words int        // words of a state: (n+1+63)/64
-	masks [][]uint64 // per byte value: tokens of kind tokByte accepting it
-	chars []uint64   // tokChar tokens
-	stars []uint64   // tokStar tokens
+	n     int          // tokens; state bit j: tokens before j matched
+	words int          // words of a state: (n+1+63)/64
+	masks [][]uint64   // per byte value: tokens of kind tokByte accepting it
+	mask1 *[256]uint64 // masks' first words, for match1
+	chars []uint64     // tokChar tokens
+	stars []uint64     // tokStar tokens
 	never bool
 	// segs, for a pattern of literals and stars only: the literal runs
 	// between its stars (segs[0] before the first, the last after the
@@ -226,6 +228,10 @@ func Compile(kind Kind, pattern, escape string) (*Pattern, error) {
 			}
 		}
 	}
+	p.mask1 = new([256]uint64)
+	for b := range p.masks {
+		p.mask1[b] = p.masks[b][0]
+	}
 	return p, nil
 }
 
@@ -268,22 +274,29 @@ func globSet(pattern string, i int) (t token, end int, ok bool) {
 
 // Match reports whether s matches p.
 func (p *Pattern) Match(s string) (bool, error) {
+	ok, _, err := p.MatchScratch(s, nil)
+	return ok, err
+}
+
+// MatchScratch is Match that lowers an ASCII string for ILIKE into scratch,
+// grown as needed and returned, instead of a new string each time.
+func (p *Pattern) MatchScratch(s string, scratch []byte) (bool, []byte, error) {
 	if p.never {
-		return false, nil
+		return false, scratch, nil
 	}
 	if len(s) > 0 && uint64(len(s))*uint64(p.words) > MaxWork {
-		return false, fmt.Errorf("%w: a %d-byte string against a %d-token pattern (at most %d bytes × 64-token words)", ErrTooLarge, len(s), p.n, MaxWork)
+		return false, scratch, fmt.Errorf("%w: a %d-byte string against a %d-token pattern (at most %d bytes × 64-token words)", ErrTooLarge, len(s), p.n, MaxWork)
 	}
 	if p.kind == ILike {
-		s = lower(s)
+		s, scratch = lowerInto(s, scratch)
 	}
 	if p.segs != nil {
-		return p.matchSegments(s), nil
+		return p.matchSegments(s), scratch, nil
 	}
 	if p.words == 1 {
-		return p.match1(s), nil
+		return p.match1(s), scratch, nil
 	}
-	return p.matchN(s), nil
+	return p.matchN(s), scratch, nil
 }
 
 // matchSegments is Match for literal-and-star patterns: the first run
@@ -312,20 +325,28 @@ func (p *Pattern) matchSegments(s string) bool {
 
 // match1 is Match for patterns of at most 63 tokens: a state in one word.
 func (p *Pattern) match1(s string) bool {
-	stars, chars := p.stars[0], p.chars[0]
-	closure := func(st uint64) uint64 { return st | (st&stars)<<1 } // no two stars in a row
-	st := closure(1)
-	var pend [5]uint64 // states reached at i+k by a _ (k ≤ 4)
+	stars, chars, masks := p.stars[0], p.chars[0], p.mask1
+	st := uint64(1)
+	st |= (st & stars) << 1 // no two stars in a row: one step closes
+	var pend [5]uint64      // states reached at i+k by a _ (k ≤ 4)
+	pending := false
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		next := (st&p.masks[c][0])<<1 | st&stars
+		next := (st&masks[s[i]])<<1 | st&stars
 		if ch := st & chars; ch != 0 {
-			pend[charLen(s, i)] |= ch << 1
+			if k := charLen(s, i); k == 1 {
+				next |= ch << 1
+			} else {
+				pend[k] |= ch << 1
+				pending = true
+			}
 		}
-		st = closure(next | pend[1])
-		copy(pend[1:], pend[2:])
-		pend[4] = 0
-		if st == 0 && pend[1]|pend[2]|pend[3] == 0 {
+		if pending {
+			next |= pend[1]
+			pend[1], pend[2], pend[3], pend[4] = pend[2], pend[3], pend[4], 0
+			pending = pend[1]|pend[2]|pend[3] != 0
+		}
+		st = next | (next&stars)<<1
+		if st == 0 && !pending {
 			return false
 		}
 	}
@@ -398,6 +419,23 @@ func charLen(s string, i int) int {
 		n++
 	}
 	return n
+}
+
+// lowerInto is lower, into scratch when s is ASCII; the string it returns
+// lives no longer than scratch's next use.
+func lowerInto(s string, scratch []byte) (string, []byte) {
+	scratch = scratch[:0]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return lower(s), scratch
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		scratch = append(scratch, c)
+	}
+	return unsafe.String(unsafe.SliceData(scratch), len(scratch)), scratch
 }
 
 // lower lowers s character by character as ILIKE does (M1).
