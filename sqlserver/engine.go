@@ -16,6 +16,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/dhsi/dhsi/internal/duckdistance"
 	"github.com/dhsi/dhsi/internal/duckpattern"
 )
 
@@ -159,6 +160,10 @@ func (e *Engine) setup(ctx context.Context, shimSQL []string) error {
 	// (internal/patmatch)
 	if err := duckpattern.Register(conn); err != nil {
 		return fmt.Errorf("register pattern functions: %w", err)
+	}
+	// edit distances bounded, for the same reason (internal/duckdistance)
+	if err := duckdistance.Register(conn); err != nil {
+		return fmt.Errorf("register edit distances: %w", err)
 	}
 	stmts := []string{
 		fmt.Sprintf("ATTACH IF NOT EXISTS ':memory:' AS %s", shimCatalog),
