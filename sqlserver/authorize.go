@@ -45,7 +45,7 @@ import (
 //
 // All five read tokens of pgsql's lexer; L1 (stmtcount.go) makes sure
 // DuckDB reads the same single statement. P2 also refuses the scalar
-// functions of stackOverflowFunctions.
+// functions of stackOverflowFunctions and sqlTextFunctions.
 //
 // Refusals carry SQLSTATE 42501 and name the role and what it lacks; they
 // happen before anything runs, so the session and every shared object stay
@@ -64,6 +64,18 @@ var safeTableFunctions = map[string]bool{
 	"pragma_table_info": true, "pragma_show": true, "pragma_version": true, "pragma_platform": true,
 	"pragma_collations": true, "pg_timezone_names": true, "icu_calendar_names": true,
 }
+
+// sqlTextFunctions are DuckDB 1.5.5 scalar functions that parse, or parse,
+// bind and plan, SQL given to them in a string: P1–P5 read tokens and never
+// look inside a string, so a reader's json_serialize_plan('SELECT * FROM
+// read_parquet(”<lake>/dataset_id=3/*/*.parquet”)') listed the files and
+// the columns of a dataset hidden by a grant, and with optimize := true
+// folded a refused json_structure() until the server ended with SIGSEGV.
+// Non-admins may not name them (P2); json_deserialize_sql is in
+// stackOverflowFunctions, and the table functions that run SQL text
+// (query, query_table, json_execute_serialized_sql, sql_auto_complete)
+// are not on safeTableFunctions.
+var sqlTextFunctions = map[string]bool{"json_serialize_plan": true, "json_serialize_sql": true}
 
 // stackOverflowFunctions are DuckDB 1.5.5 scalar and aggregate functions
 // that recurse once per nesting level of their JSON argument on the
@@ -187,6 +199,9 @@ func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error 
 		switch t.Kind {
 		case pgsql.Ident, pgsql.QIdent:
 			name := strings.ToLower(t.IdentName())
+			if i+1 < len(toks) && toks[i+1].Text == "(" && sqlTextFunctions[name] {
+				return s.deny("call "+name+"() (it parses, binds and plans the SQL in its string argument, where these checks do not look)", "the admin role")
+			}
 			if i+1 < len(toks) && toks[i+1].Text == "(" && stackOverflowFunctions[name] {
 				return s.deny("call "+name+"() (DuckDB overflows its stack on deeply nested JSON there, which ends the server)", "the admin role")
 			}

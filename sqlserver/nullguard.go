@@ -37,19 +37,31 @@ const nullArgMessage = "does not take NULL arguments"
 func guardNullArgs(toks []pgsql.Token, funcs, lookups []string) []pgsql.Token {
 	var out []pgsql.Token
 	copied := 0 // toks[:copied] are in out
+	// a $n of SQL PREPARE takes its value from SQL EXECUTE, which no Bind
+	// checks: PREPARE p AS SELECT * FROM domain_datasets($1); EXECUTE
+	// p(NULL) aborted the server
+	sqlPrepare := false
+	if k := pgsql.NextSignificant(toks, -1); k >= 0 && toks[k].Is("PREPARE") {
+		sqlPrepare = true
+	}
 	for i := 0; i < len(toks); i++ {
-		if toks[i].Kind != pgsql.Ident || !slices.Contains(funcs, strings.ToLower(toks[i].Text)) {
+		// quoted names too: DuckDB matches function names without regard
+		// to case or quotes ("domain_datasets"(NULL) aborted the server)
+		if toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent {
+			continue
+		}
+		name := strings.ToLower(toks[i].IdentName())
+		if !slices.Contains(funcs, name) {
 			continue
 		}
 		args, closeAt := pgsql.CallArgs(toks, pgsql.NextSignificant(toks, i))
 		if closeAt < 0 {
 			continue
 		}
-		name := strings.ToLower(toks[i].Text)
 		lookup := slices.Contains(lookups, name)
 		for n, a := range args {
 			a[0] = namedArgValue(toks, a) // name := value: the value
-			if !lookup && simpleArg(toks[a[0]:a[1]]) {
+			if !lookup && simpleArg(toks[a[0]:a[1]], sqlPrepare) {
 				continue
 			}
 			if out == nil {
@@ -112,15 +124,18 @@ func namedArgValue(toks []pgsql.Token, a [2]int) int {
 func synth(text string) pgsql.Token { return pgsql.Token{Kind: pgsql.Op, Text: text, Pos: -1} }
 
 // simpleArg reports an argument that cannot hide a NULL from the token
-// checks: one string, number or $n.
-func simpleArg(arg []pgsql.Token) bool {
+// checks: one string, number, or $n that Bind checks (not one of SQL
+// PREPARE).
+func simpleArg(arg []pgsql.Token, sqlPrepare bool) bool {
 	sig := pgsql.Significant(arg)
 	if len(sig) != 1 {
 		return false
 	}
 	switch sig[0].Kind {
-	case pgsql.String, pgsql.Number, pgsql.Param:
+	case pgsql.String, pgsql.Number:
 		return true
+	case pgsql.Param:
+		return !sqlPrepare
 	}
 	return false
 }

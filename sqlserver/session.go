@@ -1303,10 +1303,13 @@ func (s *session) closeAll() {
 // argument itself, more: nested inside it). An error from fn stops the walk.
 func eachCallToken(toks []pgsql.Token, want func(name string) bool, fn func(name string, arg, depth int, t pgsql.Token) error) error {
 	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" {
+		// a quoted name too: DuckDB matches function names without regard
+		// to case or quotes, and "domain_datasets"(NULL) once aborted the
+		// server past a check of bare names
+		if (toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent) || toks[i+1].Text != "(" {
 			continue
 		}
-		name := strings.ToLower(toks[i].Text)
+		name := strings.ToLower(toks[i].IdentName())
 		if !want(name) {
 			continue
 		}

@@ -76,3 +76,24 @@ SELECT count(*) FROM domain_record((SELECT NULL));
 -- name: the lookup of a domain no record has
 -- expect: reader==0 writer==0 admin==0
 SELECT count(*) FROM domains WHERE domain = 'nobody.example';
+-- name: a NULL to a table function named in quotes (aborted the server past a check of bare names)
+-- expect: nonadmin=22004 admin=22004
+SELECT * FROM "domain_datasets"(CAST(NULL AS VARCHAR));
+-- name: a NULL to a table function named in quotes and capitals, with a literal NULL
+-- expect: nonadmin=22004 admin=22004
+SELECT * FROM "DOMAIN_URLS"(NULL, 1, 0, 10);
+-- name: a NULL through SQL PREPARE and EXECUTE, which no Bind checks (aborted the server)
+-- expect: nonadmin=22004 admin=22004
+PREPARE p AS SELECT * FROM domain_datasets($1); EXECUTE p(NULL);
+-- name: SQL PREPARE and EXECUTE of a table function still answer
+-- expect: nonadmin==0 admin==0
+PREPARE p AS SELECT count(*) FROM domain_urls($1, $2, 0, 10); EXECUTE p('no-such-domain.example', 1);
+-- name: json_serialize_plan binds the SQL in its string, where no check looks (listed a hidden dataset's files)
+-- expect: nonadmin=42501 admin=ok
+SELECT json_serialize_plan('SELECT 1');
+-- name: json_serialize_sql parses the SQL in its string
+-- expect: nonadmin=42501 admin=ok
+SELECT json_serialize_sql('SELECT 1');
+-- name: json_serialize_plan named in quotes
+-- expect: nonadmin=42501
+SELECT "JSON_SERIALIZE_PLAN"('SELECT 1');
