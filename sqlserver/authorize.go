@@ -42,8 +42,10 @@ import (
 //	    shadowing datasets).
 //	P5. What the session's TEMP views and macros expand to is bounded
 //	    (expansion.go).
+//	P6. What the statement expands to through built-in and TEMP macros
+//	    and NOT MATERIALIZED CTEs is bounded (macros.go).
 //
-// All five read tokens of pgsql's lexer; L1 (stmtcount.go) makes sure
+// All six read tokens of pgsql's lexer; L1 (stmtcount.go) makes sure
 // DuckDB reads the same single statement. P2 also refuses the scalar
 // functions of stackOverflowFunctions and sqlTextFunctions.
 //
@@ -185,7 +187,7 @@ func (s *session) authorize(ctx context.Context, duckSQL string) error {
 	if err := s.authorizeKind(ctx, toks); err != nil {
 		return err
 	}
-	return s.expansionCheck(toks)
+	return s.expansionCheck(ctx, toks)
 }
 
 // authorizeNames applies P2 and P3 to every token of the statement.
@@ -460,7 +462,7 @@ func (s *session) authorizeCreate(ctx context.Context, toks []pgsql.Token) error
 	if obj != "TABLE" && obj != "SEQUENCE" {
 		// P5: the definition is the rest of the text
 		_, end := qualifiedName(toks, i)
-		s.creating = &pendingCreate{name: strings.ToLower(name), body: toks[end:]}
+		s.creating = &pendingCreate{name: strings.ToLower(name), body: toks[end:], macro: obj == "MACRO" || obj == "FUNCTION"}
 	}
 	return nil
 }

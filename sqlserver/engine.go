@@ -61,8 +61,10 @@ type Engine struct {
 	tfNames lazyNameSet
 	// reserved holds DuckDB's reserved words (authorize.go, requireTemp)
 	reserved lazyNameSet
-	stmts    statementCounter // L1 (stmtcount.go)
-	sandbox  *Sandbox
+	// macros holds the built-in macros' costs (P6, macros.go)
+	macros  lazyMacros
+	stmts   statementCounter // L1 (stmtcount.go)
+	sandbox *Sandbox
 	// server is the wire server on this engine, once built: the session
 	// functions (activity.go) read it at call time
 	server atomic.Pointer[Server]

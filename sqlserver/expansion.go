@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"context"
 	"strings"
 
 	"github.com/jeroenrinzema/psql-wire/codes"
@@ -72,8 +73,9 @@ func (d *tempDef) merge(self string, tokens int, names map[string]int) (grew boo
 // pendingCreate is a CREATE of a TEMP view or macro that P1-P4 allowed:
 // its name and the tokens after it (its definition).
 type pendingCreate struct {
-	name string
-	body []pgsql.Token
+	name  string
+	body  []pgsql.Token
+	macro bool // a MACRO (or FUNCTION), not a VIEW
 }
 
 // expansionCheck runs P5 on a non-admin's statement and, if it passes and
@@ -82,11 +84,14 @@ type pendingCreate struct {
 // 1.5.5 keeps a prepared statement's plan when a macro or view it names is
 // replaced, measured; the checks at EXECUTE and in openPortal hold
 // whether or not a later release binds it again.)
-func (s *session) expansionCheck(toks []pgsql.Token) error {
+func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error {
 	create := s.creating
 	s.creating = nil
 	if create != nil {
 		toks = create.body // the name being created is no reference
+	}
+	if err := s.builtinExpansionCheck(ctx, toks); err != nil { // P6 (macros.go)
+		return err
 	}
 	var prepared string
 	if len(toks) > 1 {
@@ -111,6 +116,11 @@ func (s *session) expansionCheck(toks []pgsql.Token) error {
 	}
 	if create != nil {
 		s.noteTemp(create.name, len(toks), identCounts(toks))
+		if create.macro {
+			if err := s.noteTempMacro(ctx, create.name, toks); err != nil {
+				return err
+			}
+		}
 	}
 	if prepared != "" {
 		if s.sqlPrepared == nil {
@@ -123,11 +133,11 @@ func (s *session) expansionCheck(toks []pgsql.Token) error {
 
 // recheckExpansion applies P5 again to a statement prepared before the
 // session's TEMP definitions last changed (prepared.temps).
-func (s *session) recheckExpansion(duckSQL string) error {
+func (s *session) recheckExpansion(ctx context.Context, duckSQL string) error {
 	if s.principal.Role == access.Admin {
 		return nil
 	}
-	return s.expansionCheck(pgsql.Significant(pgsql.Lex(duckSQL)))
+	return s.expansionCheck(ctx, pgsql.Significant(pgsql.Lex(duckSQL)))
 }
 
 // noteTemp merges a definition of the TEMP view or macro name.

@@ -75,6 +75,8 @@ type session struct {
 	// expansion.go); creating: the CREATE being authorized, if it makes one
 	temps    map[string]*tempDef
 	creating *pendingCreate
+	// tempMacros: what a call of each TEMP macro copies (P6, macros.go)
+	tempMacros map[string]macroCost
 	// tempsVersion counts the changes to temps; sqlPrepared holds the
 	// statements of SQL PREPARE by name, for P5 to check at EXECUTE
 	tempsVersion uint64
@@ -1128,7 +1130,7 @@ func (s *session) runDuck(ctx context.Context, pt *portal, maxRows int64) error 
 func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	p := pt.stmt
 	if p.temps != s.tempsVersion {
-		if err := s.recheckExpansion(p.duckSQL); err != nil { // P5
+		if err := s.recheckExpansion(ctx, p.duckSQL); err != nil { // P5, P6
 			return false, err
 		}
 		p.temps = s.tempsVersion

@@ -25,3 +25,15 @@ SET statement_timeout = '5s'; SELECT damerau_levenshtein(repeat('a', 20000), rep
 -- name: ordinary edit distances answer as DuckDB's
 -- expect: nonadmin==3|2 admin==3|2
 SELECT levenshtein('kitten', 'sitting'), damerau_levenshtein('ca', 'abc');
+-- name: built-in macros nested past the bound (nullif 18 deep took 37 s past statement_timeout and cancels)
+-- expect: nonadmin=54001
+SET statement_timeout = '5s'; SELECT nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(nullif(1, 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2), 2);
+-- name: a TEMP macro that copies its parameter, nested past the bound
+-- expect: nonadmin=54001
+CREATE TEMP MACRO twice(x) AS x + x; SET statement_timeout = '5s'; SELECT twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(twice(1))))))))))))))))))));
+-- name: a chain of NOT MATERIALIZED CTEs past the bound (18 took 24.5 s)
+-- expect: nonadmin=54001
+SET statement_timeout = '5s'; WITH a0 AS (SELECT 1 AS x), a1 AS NOT MATERIALIZED (SELECT * FROM a0 UNION ALL SELECT * FROM a0), a2 AS NOT MATERIALIZED (SELECT * FROM a1 UNION ALL SELECT * FROM a1), a3 AS NOT MATERIALIZED (SELECT * FROM a2 UNION ALL SELECT * FROM a2), a4 AS NOT MATERIALIZED (SELECT * FROM a3 UNION ALL SELECT * FROM a3), a5 AS NOT MATERIALIZED (SELECT * FROM a4 UNION ALL SELECT * FROM a4), a6 AS NOT MATERIALIZED (SELECT * FROM a5 UNION ALL SELECT * FROM a5), a7 AS NOT MATERIALIZED (SELECT * FROM a6 UNION ALL SELECT * FROM a6), a8 AS NOT MATERIALIZED (SELECT * FROM a7 UNION ALL SELECT * FROM a7), a9 AS NOT MATERIALIZED (SELECT * FROM a8 UNION ALL SELECT * FROM a8), a10 AS NOT MATERIALIZED (SELECT * FROM a9 UNION ALL SELECT * FROM a9), a11 AS NOT MATERIALIZED (SELECT * FROM a10 UNION ALL SELECT * FROM a10), a12 AS NOT MATERIALIZED (SELECT * FROM a11 UNION ALL SELECT * FROM a11), a13 AS NOT MATERIALIZED (SELECT * FROM a12 UNION ALL SELECT * FROM a12), a14 AS NOT MATERIALIZED (SELECT * FROM a13 UNION ALL SELECT * FROM a13), a15 AS NOT MATERIALIZED (SELECT * FROM a14 UNION ALL SELECT * FROM a14), a16 AS NOT MATERIALIZED (SELECT * FROM a15 UNION ALL SELECT * FROM a15), a17 AS NOT MATERIALIZED (SELECT * FROM a16 UNION ALL SELECT * FROM a16), a18 AS NOT MATERIALIZED (SELECT * FROM a17 UNION ALL SELECT * FROM a17), a19 AS NOT MATERIALIZED (SELECT * FROM a18 UNION ALL SELECT * FROM a18), a20 AS NOT MATERIALIZED (SELECT * FROM a19 UNION ALL SELECT * FROM a19) SELECT count(*) FROM a20;
+-- name: macros nested as people nest them answer
+-- expect: nonadmin==1 admin==1
+SELECT nullif(nullif(nullif(nullif(nullif(nullif(1, 2), 2), 2), 2), 2), 2);

@@ -1,0 +1,63 @@
+package sqlserver_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestMacroExpansionIsBounded: P6. A reader's statement that DuckDB's
+// binder would copy past the bound — built-in macros nested (nullif copies
+// its first argument twice), a TEMP macro that names its parameter twice,
+// a chain of NOT MATERIALIZED CTEs — is refused with 54001 at once, where
+// it took DuckDB 37 s and more, past statement_timeout and cancels; the
+// shapes people write, and an admin's, answer.
+func TestMacroExpansionIsBounded(t *testing.T) {
+	s := startServer(t, readerAndAdmin)
+	ctx := ctxT(t)
+	reader := s.connectAs(t, "rita", "pw")
+	nested := func(fn string, n int) string {
+		x := "1"
+		for i := 0; i < n; i++ {
+			x = fn + "(" + x + ", 2)"
+		}
+		return "SELECT " + x
+	}
+	chain := func(n int) string {
+		var b strings.Builder
+		b.WriteString("WITH a0 AS (SELECT 1 AS x)")
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, ", a%d AS NOT MATERIALIZED (SELECT * FROM a%d UNION ALL SELECT * FROM a%d)", i, i-1, i-1)
+		}
+		fmt.Fprintf(&b, " SELECT count(*) FROM a%d", n)
+		return b.String()
+	}
+	if _, err := reader.Exec(ctx, "CREATE TEMP MACRO twice(x, y) AS x + x"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{nested("nullif", 20), nested("twice", 20), chain(20), "CREATE TEMP VIEW v AS " + nested("nullif", 20)} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+			start := time.Now()
+			_, err := reader.Exec(ctx, q, mode)
+			if sqlstate(err) != "54001" {
+				t.Errorf("%.60s… (%v): %v, want 54001", q, mode, err)
+			}
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("%.60s… refused after %v", q, took)
+			}
+		}
+	}
+	for _, q := range []string{nested("nullif", 6), nested("twice", 6), chain(6),
+		"WITH RECURSIVE r(n) AS NOT MATERIALIZED (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT count(*) FROM r"} {
+		if _, err := reader.Exec(ctx, q); err != nil {
+			t.Errorf("%.60s…: %v", q, err)
+		}
+	}
+	admin := s.connectAs(t, "ada", "pw")
+	if _, err := admin.Exec(ctx, nested("nullif", 12)); err != nil {
+		t.Errorf("an admin's nullif nested 12 deep: %v", err)
+	}
+}
