@@ -61,3 +61,32 @@ func TestMacroExpansionIsBounded(t *testing.T) {
 		t.Errorf("an admin's nullif nested 12 deep: %v", err)
 	}
 }
+
+// TestPrepareHonoursStatementTimeout: DuckDB's binder, which P6 bounds for
+// readers, runs for an admin too; preparing now answers statement_timeout
+// and cancels. nullif nested 17 deep binds in about 10 s and then answers
+// 1; under a timeout of 1 s it ends with 57014 (its binder looks for an
+// interrupt only now and then: 2-3 s after it).
+func TestPrepareHonoursStatementTimeout(t *testing.T) {
+	s := startServer(t, readerAndAdmin)
+	ctx := ctxT(t)
+	admin := s.connectAs(t, "ada", "pw")
+	if _, err := admin.Exec(ctx, "SET statement_timeout = '1s'"); err != nil {
+		t.Fatal(err)
+	}
+	x := "1"
+	for i := 0; i < 17; i++ {
+		x = "nullif(" + x + ", 2)"
+	}
+	start := time.Now()
+	_, err := admin.Exec(ctx, "SELECT "+x)
+	took := time.Since(start)
+	if sqlstate(err) != "57014" {
+		t.Errorf("%v after %v, want 57014", err, took)
+	}
+	t.Logf("ended after %v", took)
+	var one int
+	if err := admin.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("the session after: %v %v", one, err)
+	}
+}

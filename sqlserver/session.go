@@ -21,6 +21,7 @@ import (
 	"github.com/jeroenrinzema/psql-wire/codes"
 
 	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/internal/duckcapi"
 	"github.com/dhsi/dhsi/internal/redact"
 	"github.com/dhsi/dhsi/sqlserver/pgsql"
 )
@@ -791,7 +792,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			return nil, err
 		}
 		p.temps = s.tempsVersion
-		stmt, err := s.duck.PrepareContext(ctx, p.duckSQL)
+		stmt, err := s.prepareDuck(ctx, p.duckSQL)
 		if err != nil {
 			return nil, err
 		}
@@ -818,6 +819,23 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		}
 	}
 	return p, nil
+}
+
+// prepareDuck prepares sql in DuckDB under statement_timeout and cancels,
+// as a statement runs: DuckDB's binder can take minutes (P5 and P6 bound
+// what a non-admin's statement expands to; this bounds everyone's), and
+// duckdb-go would not interrupt it.
+func (s *session) prepareDuck(ctx context.Context, sql string) (driver.Stmt, error) {
+	sctx, done, err := s.statementContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stmt, err := duckcapi.Prepare(ctx, sctx, s.duck, sql)
+	if err != nil && sctx.Err() != nil {
+		err = sctx.Err() // 57014, as a statement's timeout or cancel
+	}
+	done()
+	return stmt, err
 }
 
 // shapeStatement returns a second prepared statement that describes the
