@@ -1,7 +1,6 @@
 package duckdistance
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -10,38 +9,15 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/duckdb/duckdb-go/v2"
+	"github.com/dhsi/dhsi/internal/duckcapi/duckcapitest"
 )
-
-func dbs(t *testing.T) (builtin, ours *sql.DB) {
-	t.Helper()
-	var out [2]*sql.DB
-	for i := range out {
-		db, err := sql.Open("duckdb", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		out[i] = db
-	}
-	conn, err := out[1].Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if err := Register(conn); err != nil {
-		t.Fatal(err)
-	}
-	return out[0], out[1]
-}
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // TestAgreesWithDuckDB: on random pairs, ASCII and not, empty and not,
 // each function answers as DuckDB 1.5.5's own.
 func TestAgreesWithDuckDB(t *testing.T) {
-	builtin, ours := dbs(t)
+	builtin, ours := duckcapitest.DBs(t, Register)
 	r := rand.New(rand.NewPCG(3, 4))
 	alphabet := []string{"a", "b", "c", "ab", "ba", "é", "€", "x"}
 	pick := func(max int) string {
@@ -109,7 +85,7 @@ func answers(db *sql.DB, q string) ([]string, error) {
 // TestBounded: a pair past the bound is an error at once, where DuckDB's
 // own would compute for minutes.
 func TestBounded(t *testing.T) {
-	_, ours := dbs(t)
+	_, ours := duckcapitest.DBs(t, Register)
 	for _, q := range []string{
 		`SELECT levenshtein(repeat('a', 100000), repeat('b', 100000))`,
 		`SELECT damerau_levenshtein(repeat('a', 10000), repeat('b', 10000))`,
@@ -134,25 +110,12 @@ func TestBounded(t *testing.T) {
 // BenchmarkDistanceScan: edit distances over 500k URL-like strings,
 // DuckDB's functions against ours.
 func BenchmarkDistanceScan(b *testing.B) {
+	builtin, ours := duckcapitest.DBs(b, Register)
+	duckcapitest.URLs(b, 500000, builtin, ours)
 	for _, which := range []string{"duckdb", "dhsi"} {
-		db, err := sql.Open("duckdb", "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
-		db.SetMaxOpenConns(1)
+		db := builtin
 		if which == "dhsi" {
-			conn, err := db.Conn(context.Background())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := Register(conn); err != nil {
-				b.Fatal(err)
-			}
-			conn.Close()
-		}
-		if _, err := db.Exec(`CREATE TABLE u AS SELECT 'https://www.example' || (i % 977) || '.com/path/' || md5(i::VARCHAR) || '.html' AS url FROM range(500000) r(i)`); err != nil {
-			b.Fatal(err)
+			db = ours
 		}
 		for _, fn := range []string{"levenshtein", "damerau_levenshtein"} {
 			b.Run(which+"/"+fn, func(b *testing.B) {

@@ -1,45 +1,22 @@
 package duckpattern
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
-)
 
-// patternDBs are two databases: DuckDB's own pattern functions, and ours.
-func patternDBs(t *testing.T) (builtin, ours *sql.DB) {
-	t.Helper()
-	var dbs [2]*sql.DB
-	for i := range dbs {
-		db, err := sql.Open("duckdb", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		dbs[i] = db
-	}
-	conn, err := dbs[1].Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if err := Register(conn); err != nil {
-		t.Fatal(err)
-	}
-	return dbs[0], dbs[1]
-}
+	"github.com/dhsi/dhsi/internal/duckcapi/duckcapitest"
+)
 
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // TestPatternsAgreeWithDuckDB is patmatch's M1: on random strings and
 // patterns, every replaced function answers as DuckDB 1.5.5's own.
 func TestPatternsAgreeWithDuckDB(t *testing.T) {
-	builtin, ours := patternDBs(t)
+	builtin, ours := duckcapitest.DBs(t, Register)
 	r := rand.New(rand.NewPCG(1, 2))
 	pick := func(alphabet []string, max int) string {
 		var b strings.Builder
@@ -143,7 +120,7 @@ func patternAnswers(db *sql.DB, q string) ([]string, error) {
 // TestPatternErrors: an escape of two characters is refused as DuckDB
 // refuses it; NULL in gives NULL out.
 func TestPatternErrors(t *testing.T) {
-	_, ours := patternDBs(t)
+	_, ours := duckcapitest.DBs(t, Register)
 	for _, e := range []string{"xy", "é"} {
 		if _, err := ours.Exec(`SELECT like_escape('a', 'a', ` + sqlString(e) + `)`); err == nil || !strings.Contains(err.Error(), "Escape string must be empty or one character") {
 			t.Errorf("escape %q: %v", e, err)
@@ -166,7 +143,7 @@ func TestPatternErrors(t *testing.T) {
 // TestPatternsLinear: the shapes that ran past 60 s on DuckDB's own
 // functions (docs/security.md) answer at once.
 func TestPatternsLinear(t *testing.T) {
-	_, ours := patternDBs(t)
+	_, ours := duckcapitest.DBs(t, Register)
 	for _, q := range []string{
 		`SELECT repeat('a', 60) ILIKE repeat('%a', 12) || 'b'`,
 		`SELECT repeat('a', 2000) ILIKE '%a%a%a%b'`,
@@ -187,25 +164,12 @@ func TestPatternsLinear(t *testing.T) {
 // turn into prefix, suffix or contains, on 500k URL-like strings, DuckDB's
 // functions against ours.
 func BenchmarkPatternScan(b *testing.B) {
+	builtin, ours := duckcapitest.DBs(b, Register)
+	duckcapitest.URLs(b, 500000, builtin, ours)
 	for _, which := range []string{"duckdb", "dhsi"} {
-		db, err := sql.Open("duckdb", "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
-		db.SetMaxOpenConns(1)
+		db := builtin
 		if which == "dhsi" {
-			conn, err := db.Conn(context.Background())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := Register(conn); err != nil {
-				b.Fatal(err)
-			}
-			conn.Close()
-		}
-		if _, err := db.Exec(`CREATE TABLE u AS SELECT 'https://www.example' || (i % 977) || '.com/path/' || md5(i::VARCHAR) || '.html' AS url FROM range(500000) r(i)`); err != nil {
-			b.Fatal(err)
+			db = ours
 		}
 		for _, cond := range []string{`url LIKE '%a%b%c%'`, `url LIKE '%a_b%c%'`, `url ILIKE '%EXAMPLE1%'`, `url GLOB '*a*b*c*'`} {
 			b.Run(which+"/"+cond, func(b *testing.B) {
