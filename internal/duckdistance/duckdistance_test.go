@@ -12,8 +12,6 @@ import (
 	"github.com/dhsi/dhsi/internal/duckcapi/duckcapitest"
 )
 
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 // TestAgreesWithDuckDB: on random pairs, ASCII and not, empty and not,
 // each function answers as DuckDB 1.5.5's own.
 func TestAgreesWithDuckDB(t *testing.T) {
@@ -36,7 +34,7 @@ func TestAgreesWithDuckDB(t *testing.T) {
 		if i%10 == 0 {
 			max = 60
 		}
-		fmt.Fprintf(&values, "(%d,%s,%s)", i, quote(pick(max)), quote(pick(max)))
+		fmt.Fprintf(&values, "(%d,%s,%s)", i, duckcapitest.Quote(pick(max)), duckcapitest.Quote(pick(max)))
 	}
 	for _, fn := range []string{"levenshtein", "editdist3", "damerau_levenshtein"} {
 		q := fmt.Sprintf("SELECT a, b, %s(a, b) FROM (VALUES %s) t(i, a, b) ORDER BY i", fn, values.String())

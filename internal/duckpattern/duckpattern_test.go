@@ -11,8 +11,6 @@ import (
 	"github.com/dhsi/dhsi/internal/duckcapi/duckcapitest"
 )
 
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 // TestPatternsAgreeWithDuckDB is patmatch's M1: on random strings and
 // patterns, every replaced function answers as DuckDB 1.5.5's own.
 func TestPatternsAgreeWithDuckDB(t *testing.T) {
@@ -57,7 +55,7 @@ func TestPatternsAgreeWithDuckDB(t *testing.T) {
 			if i > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, "(%d,%s,%s,%s)", i, sqlString(x.s), sqlString(x.p), sqlString(x.e))
+			fmt.Fprintf(&b, "(%d,%s,%s,%s)", i, duckcapitest.Quote(x.s), duckcapitest.Quote(x.p), duckcapitest.Quote(x.e))
 		}
 		return b.String()
 	}
@@ -122,7 +120,7 @@ func patternAnswers(db *sql.DB, q string) ([]string, error) {
 func TestPatternErrors(t *testing.T) {
 	_, ours := duckcapitest.DBs(t, Register)
 	for _, e := range []string{"xy", "é"} {
-		if _, err := ours.Exec(`SELECT like_escape('a', 'a', ` + sqlString(e) + `)`); err == nil || !strings.Contains(err.Error(), "Escape string must be empty or one character") {
+		if _, err := ours.Exec(`SELECT like_escape('a', 'a', ` + duckcapitest.Quote(e) + `)`); err == nil || !strings.Contains(err.Error(), "Escape string must be empty or one character") {
 			t.Errorf("escape %q: %v", e, err)
 		}
 	}

@@ -6,6 +6,7 @@ package duckcapitest
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" driver
@@ -46,3 +47,6 @@ func URLs(t testing.TB, n int, dbs ...*sql.DB) {
 		}
 	}
 }
+
+// Quote is s as a SQL string literal.
+func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
