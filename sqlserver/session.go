@@ -736,7 +736,10 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			s.releaseStatement(inner)
 			return nil, pgErrorf(codes.FeatureNotSupported, "%s needs a query", c.tag)
 		}
-		p.inner, p.paramOIDs, p.paramDuck = inner, inner.paramOIDs, inner.paramDuck
+		// and the inner query's NULL-unsafe $n: Bind checks the outer
+		// statement's, and a NULL bound into DECLARE or COPY (...) TO
+		// STDOUT of domain_datasets($1) aborted the server
+		p.inner, p.paramOIDs, p.paramDuck, p.nullUnsafe = inner, inner.paramOIDs, inner.paramDuck, inner.nullUnsafe
 	case kindFetch:
 		if err := s.prepareFetch(p); err != nil {
 			return nil, err
@@ -873,7 +876,11 @@ func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, toks []
 		}
 		subst[i] = t
 	}
-	alt, err := s.duck.PrepareContext(ctx, pgsql.Join(subst))
+	// under statement_timeout and cancels, as the first prepare
+	alt, err := s.prepareDuck(ctx, pgsql.Join(subst))
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, nil // keep DuckDB's own description
 	}

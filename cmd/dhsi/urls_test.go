@@ -97,12 +97,27 @@ func TestIngestWhileServing(t *testing.T) {
 		{"SELECT url FROM domain_urls(nullif('iana.org', 'iana.org'), 1, 0, 10) WHERE true", nil},
 		{"SELECT * FROM domain_urls('iana.org', 1, 0, CAST(NULL AS BIGINT))", nil},
 		{"SELECT * FROM domain_urls('iana.org', CASE WHEN $1 THEN 1 END, 0, 10)", []any{false}},
+		// a quoted name, and a $n bound into COPY (...) TO STDOUT, which
+		// aborted the server past checks of the outer statement only
+		{`SELECT * FROM "Domain_Datasets"($1)`, []any{nil}},
+		{"COPY (SELECT * FROM domain_datasets($1)) TO STDOUT", []any{nil}},
 	} {
 		_, err := c.Exec(ctx, q.sql, q.args...)
 		var pe *pgconn.PgError
 		if !errors.As(err, &pe) || pe.Code != "22004" {
 			t.Fatalf("%s with NULL: %v, want SQLSTATE 22004", q.sql, err)
 		}
+	}
+	// and a $n bound into a cursor's query
+	if tx, err := c.Begin(ctx); err != nil {
+		t.Fatal(err)
+	} else {
+		_, err := tx.Exec(ctx, "DECLARE cur CURSOR FOR SELECT * FROM domain_urls($1, 1, 0, 10)", nil)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "22004" {
+			t.Fatalf("DECLARE with a NULL $1: %v, want SQLSTATE 22004", err)
+		}
+		tx.Rollback(ctx)
 	}
 	// and an expression that is not NULL is the value it folds to
 	if got := one[int64](t, c, "SELECT count(*) FROM domain_urls(lower('IANA.org'), 1, 0, 1000)"); got != 48 {
