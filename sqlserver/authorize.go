@@ -175,6 +175,11 @@ func (s *session) authorize(ctx context.Context, duckSQL string) error {
 			return pgErrorf(codes.Syntax, "a Unicode space (such as U+00A0) outside a quoted literal: use an ASCII space")
 		}
 	}
+	// P6 before L1: DuckDB's parser, which L1 runs, already copies a
+	// simple CASE's operand once per WHEN (macros.go)
+	if err := s.builtinExpansionCheck(ctx, toks); err != nil {
+		return err
+	}
 	// L1 (stmtcount.go): the checks read one statement; DuckDB must too
 	if n, err := s.srv.engine.stmts.count(duckSQL); err != nil {
 		return err

@@ -35,10 +35,21 @@ func TestMacroExpansionIsBounded(t *testing.T) {
 		fmt.Fprintf(&b, " SELECT count(*) FROM a%d", n)
 		return b.String()
 	}
-	if _, err := reader.Exec(ctx, "CREATE TEMP MACRO twice(x, y) AS x + x"); err != nil {
+	if _, err := reader.Exec(ctx, "CREATE TEMP MACRO twice(x, y := 0) AS x + x"); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{nested("nullif", 20), nested("twice", 20), chain(20), "CREATE TEMP VIEW v AS " + nested("nullif", 20)} {
+	method := func(fn string, n int) string { // (1).nullif(2).nullif(2)...
+		return "SELECT (1)" + strings.Repeat("."+fn+"(2)", n)
+	}
+	simpleCase := func(n int) string {
+		x := "1"
+		for i := 0; i < n; i++ {
+			x = "CASE " + x + " WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END"
+		}
+		return "SELECT " + x
+	}
+	for _, q := range []string{nested("nullif", 20), nested("twice", 20), chain(20), "CREATE TEMP VIEW v AS " + nested("nullif", 20),
+		method("nullif", 22), method("twice", 20), simpleCase(15)} {
 		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 			start := time.Now()
 			_, err := reader.Exec(ctx, q, mode)
@@ -50,7 +61,8 @@ func TestMacroExpansionIsBounded(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range []string{nested("nullif", 6), nested("twice", 6), chain(6),
+	for _, q := range []string{nested("nullif", 6), nested("twice", 6), chain(6), method("nullif", 6), simpleCase(4),
+		"SELECT CASE WHEN 1 = 1 THEN 'a' WHEN 2 = 2 THEN 'b' ELSE 'c' END",
 		"WITH RECURSIVE r(n) AS NOT MATERIALIZED (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT count(*) FROM r"} {
 		if _, err := reader.Exec(ctx, q); err != nil {
 			t.Errorf("%.60s…: %v", q, err)
