@@ -40,6 +40,13 @@ var Funcs = []Func{
 
 var cache = NewCache()
 
+// MaxChunkWork bounds the matches of one chunk (up to 2,048 rows), in
+// patmatch.MaxWork's unit: DuckDB looks for a cancel only between chunks,
+// so a chunk of rows each just under patmatch's bound ran for minutes
+// (40 rows of 65,000 bytes against 65,000 _ took 27 s past a 2 s timeout).
+// About a second of a core; a chunk of URLs takes a thousandth of it.
+const MaxChunkWork = 4 * patmatch.MaxWork
+
 // Register replaces Funcs on the database of conn, for every connection.
 func Register(conn *sql.Conn) error {
 	var fns []duckcapi.Func
@@ -62,6 +69,7 @@ func matchChunk(f Func, in *duckcapi.Chunk, out *duckcapi.Output) error {
 		pattern, escape string
 		p               *patmatch.Pattern
 	}
+	var work uint64
 	for row := 0; row < in.Rows(); row++ {
 		if in.Skip(row) {
 			continue
@@ -78,6 +86,9 @@ func matchChunk(f Func, in *duckcapi.Chunk, out *duckcapi.Output) error {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
 			last.pattern, last.escape, last.p = pattern, escape, p
+		}
+		if work += p.Work(s); work > MaxChunkWork {
+			return fmt.Errorf("%s: %w: one chunk of %d rows past %d (bytes × 64-token words)", f.Name, patmatch.ErrTooLarge, in.Rows(), uint64(MaxChunkWork))
 		}
 		var ok bool
 		var err error

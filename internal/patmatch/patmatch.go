@@ -278,13 +278,16 @@ func (p *Pattern) Match(s string) (bool, error) {
 	return ok, err
 }
 
+// Work is what matching s costs, in MaxWork's unit.
+func (p *Pattern) Work(s string) uint64 { return uint64(len(s)) * uint64(p.words) }
+
 // MatchScratch is Match that lowers an ASCII string for ILIKE into scratch,
 // grown as needed and returned, instead of a new string each time.
 func (p *Pattern) MatchScratch(s string, scratch []byte) (bool, []byte, error) {
 	if p.never {
 		return false, scratch, nil
 	}
-	if len(s) > 0 && uint64(len(s))*uint64(p.words) > MaxWork {
+	if len(s) > 0 && p.Work(s) > MaxWork {
 		return false, scratch, fmt.Errorf("%w: a %d-byte string against a %d-token pattern (at most %d bytes × 64-token words)", ErrTooLarge, len(s), p.n, MaxWork)
 	}
 	if p.kind == ILike {

@@ -37,3 +37,15 @@ SET statement_timeout = '5s'; WITH a0 AS (SELECT 1 AS x), a1 AS NOT MATERIALIZED
 -- name: macros nested as people nest them answer
 -- expect: nonadmin==1 admin==1
 SELECT nullif(nullif(nullif(nullif(nullif(nullif(1, 2), 2), 2), 2), 2), 2);
+-- name: many rows each just under the pattern bound: the chunk's bound ends it (27 s past the timeout before)
+-- expect: nonadmin=22023 admin=22023
+SET statement_timeout = '5s'; SELECT count(*) FROM range(40) t(i) WHERE repeat('a', 65000 + i*0) LIKE '%' || repeat('_', 65000) || 'b';
+-- name: many rows each just under the edit distance bound (89 s past the timeout before)
+-- expect: nonadmin=22023 admin=22023
+SET statement_timeout = '5s'; SELECT sum(levenshtein(repeat('a', 8000 + i*0), repeat('b', 8000))) FROM range(200) t(i);
+-- name: built-in macros chained by method calls, (1).nullif(2).nullif(2)... (2 min past the timeout before)
+-- expect: nonadmin=54001
+SET statement_timeout = '5s'; SELECT (1).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2).nullif(2);
+-- name: simple CASE nested 15 deep (the parser's copies of the operand took the server past 11 GB and ended it)
+-- expect: nonadmin=54001
+SELECT CASE CASE CASE CASE CASE CASE CASE CASE CASE CASE CASE CASE CASE CASE CASE 1 WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 3 END;
