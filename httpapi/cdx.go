@@ -774,6 +774,12 @@ func cdxDatasets(snap *catalog.Snapshot, visible func(uint32) bool, cq *cdxQuery
 	var ids []uint32
 	for _, name := range cq.datasets {
 		d, ok := snap.Datasets.ByName(name)
+		// a hidden dataset's name is no match (A3): else a hidden dataset
+		// named "1" made the visible dataset of id 1 answer 404, telling
+		// the caller the hidden one exists and its name
+		if ok && visible != nil && !visible(d.ID) {
+			ok = false
+		}
 		if !ok {
 			if n, err := strconv.ParseUint(name, 10, 32); err == nil {
 				d, ok = snap.Datasets.ByID(uint32(n))
