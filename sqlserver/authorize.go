@@ -79,6 +79,12 @@ var safeTableFunctions = map[string]bool{
 // are not on safeTableFunctions.
 var sqlTextFunctions = map[string]bool{"json_serialize_plan": true, "json_serialize_sql": true}
 
+// systemViews are DuckDB 1.5.5 views over table functions P2 refuses:
+// named without parentheses they passed it. duckdb_logs, once an admin
+// turned logging on, showed a reader other users' SQL and the files of a
+// dataset hidden from it. Non-admins may not name them (P2).
+var systemViews = map[string]bool{"duckdb_logs": true}
+
 // stackOverflowFunctions are DuckDB 1.5.5 scalar and aggregate functions
 // that recurse once per nesting level of their JSON argument on the
 // thread's stack: a reader's json_structure(repeat('[', 100000) || ...)
@@ -211,6 +217,9 @@ func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error 
 			}
 			if i+1 < len(toks) && toks[i+1].Text == "(" && stackOverflowFunctions[name] {
 				return s.deny("call "+name+"() (DuckDB overflows its stack on deeply nested JSON there, which ends the server)", "the admin role")
+			}
+			if systemViews[name] {
+				return s.deny("read the view "+name+" (it shows other sessions' statements and the files they open)", "the admin role")
 			}
 			if stackOverflowTypes[name] {
 				return s.deny("use the type "+name+" (DuckDB overflows its stack casting deeply nested JSON to it, which ends the server)", "the admin role")

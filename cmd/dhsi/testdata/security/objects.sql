@@ -97,3 +97,9 @@ SELECT json_serialize_sql('SELECT 1');
 -- name: json_serialize_plan named in quotes
 -- expect: nonadmin=42501
 SELECT "JSON_SERIALIZE_PLAN"('SELECT 1');
+-- name: DuckDB's duckdb_logs view, named without parentheses (showed other sessions' SQL and a hidden dataset's files once logging was on)
+-- expect: nonadmin=42501 admin=ok
+SELECT count(*) FROM duckdb_logs;
+-- name: duckdb_logs quoted and qualified
+-- expect: nonadmin=42501
+SELECT count(*) FROM system.main."DUCKDB_LOGS";
