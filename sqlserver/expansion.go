@@ -78,9 +78,10 @@ type pendingCreate struct {
 	macro bool // a MACRO (or FUNCTION), not a VIEW
 }
 
-// expansionCheck runs P5 on a non-admin's statement and, if it passes and
-// creates a TEMP view or macro, records its definition. A SQL PREPARE is
-// remembered and its EXECUTE checked as the statement prepared. (DuckDB
+// expansionCheck runs P5 on a non-admin's statement (authorize ran P6 on
+// its text, before L1) and, if it passes and creates a TEMP view or macro,
+// records its definition. A SQL PREPARE is remembered and its EXECUTE
+// checked, by P6 and P5, as the statement prepared. (DuckDB
 // 1.5.5 keeps a prepared statement's plan when a macro or view it names is
 // replaced, measured; the checks at EXECUTE and in openPortal hold
 // whether or not a later release binds it again.)
@@ -90,9 +91,6 @@ func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error 
 	if create != nil {
 		toks = create.body // the name being created is no reference
 	}
-	if err := s.builtinExpansionCheck(ctx, toks); err != nil { // P6 (macros.go)
-		return err
-	}
 	var prepared string
 	if len(toks) > 1 {
 		switch name, _ := identName(toks[1]); {
@@ -100,6 +98,11 @@ func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error 
 			prepared = name
 		case toks[0].Is("EXECUTE") && s.sqlPrepared[name] != nil:
 			toks = s.sqlPrepared[name]
+			// P6 on what runs: authorize checked the EXECUTE's own text,
+			// and a TEMP macro the prepared text calls may have grown
+			if err := s.builtinExpansionCheck(ctx, toks); err != nil {
+				return err
+			}
 		}
 	}
 	if len(s.temps) > 0 {
@@ -131,13 +134,17 @@ func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error 
 	return nil
 }
 
-// recheckExpansion applies P5 again to a statement prepared before the
-// session's TEMP definitions last changed (prepared.temps).
+// recheckExpansion applies P6 and P5 again to a statement prepared before
+// the session's TEMP definitions last changed (prepared.temps).
 func (s *session) recheckExpansion(ctx context.Context, duckSQL string) error {
 	if s.principal.Role == access.Admin {
 		return nil
 	}
-	return s.expansionCheck(ctx, pgsql.Significant(pgsql.Lex(duckSQL)))
+	toks := pgsql.Significant(pgsql.Lex(duckSQL))
+	if err := s.builtinExpansionCheck(ctx, toks); err != nil {
+		return err
+	}
+	return s.expansionCheck(ctx, toks)
 }
 
 // noteTemp merges a definition of the TEMP view or macro name.

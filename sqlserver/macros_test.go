@@ -68,6 +68,16 @@ func TestMacroExpansionIsBounded(t *testing.T) {
 			t.Errorf("%.60s…: %v", q, err)
 		}
 	}
+	// a SQL PREPARE of a TEMP macro that grows afterwards: its EXECUTE is
+	// checked as what it runs
+	for _, q := range []string{"CREATE TEMP MACRO grows(x, y) AS x", "PREPARE g AS " + nested("grows", 20), "CREATE OR REPLACE TEMP MACRO grows(x, y) AS x + x"} {
+		if _, err := reader.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("%.60s…: %v", q, err)
+		}
+	}
+	if _, err := reader.Exec(ctx, "EXECUTE g", pgx.QueryExecModeSimpleProtocol); sqlstate(err) != "54001" {
+		t.Errorf("EXECUTE of a statement whose macro grew: %v, want 54001", err)
+	}
 	admin := s.connectAs(t, "ada", "pw")
 	if _, err := admin.Exec(ctx, nested("nullif", 12)); err != nil {
 		t.Errorf("an admin's nullif nested 12 deep: %v", err)
