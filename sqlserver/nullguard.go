@@ -3,7 +3,6 @@ package sqlserver
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/dhsi/dhsi/sqlserver/pgsql"
 )
@@ -40,18 +39,13 @@ func guardNullArgs(toks []pgsql.Token, funcs, lookups []string) []pgsql.Token {
 	// a $n of SQL PREPARE takes its value from SQL EXECUTE, which no Bind
 	// checks: PREPARE p AS SELECT * FROM domain_datasets($1); EXECUTE
 	// p(NULL) aborted the server
-	sqlPrepare := false
-	if k := pgsql.NextSignificant(toks, -1); k >= 0 && toks[k].Is("PREPARE") {
-		sqlPrepare = true
-	}
+	first := pgsql.NextSignificant(toks, -1)
+	sqlPrepare := first >= 0 && toks[first].Is("PREPARE")
 	for i := 0; i < len(toks); i++ {
 		// quoted names too: DuckDB matches function names without regard
 		// to case or quotes ("domain_datasets"(NULL) aborted the server)
-		if toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent {
-			continue
-		}
-		name := strings.ToLower(toks[i].IdentName())
-		if !slices.Contains(funcs, name) {
+		name, ok := identName(toks[i])
+		if !ok || !slices.Contains(funcs, name) {
 			continue
 		}
 		args, closeAt := pgsql.CallArgs(toks, pgsql.NextSignificant(toks, i))

@@ -10,7 +10,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -1333,11 +1332,8 @@ func eachCallToken(toks []pgsql.Token, want func(name string) bool, fn func(name
 		// a quoted name too: DuckDB matches function names without regard
 		// to case or quotes, and "domain_datasets"(NULL) once aborted the
 		// server past a check of bare names
-		if (toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent) || toks[i+1].Text != "(" {
-			continue
-		}
-		name := strings.ToLower(toks[i].IdentName())
-		if !want(name) {
+		name, ok := identName(toks[i])
+		if !ok || toks[i+1].Text != "(" || !want(name) {
 			continue
 		}
 		arg, depth := 0, 0
