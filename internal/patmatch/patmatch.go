@@ -63,10 +63,9 @@ var ErrEscape = errors.New("Invalid escape string. Escape string must be empty o
 type tokKind uint8
 
 const (
-	tokByte  tokKind = iota // the byte set of the token accepts one byte
-	tokChar                 // LIKE's _: one character
-	tokStar                 // % or *: any bytes
-	tokNever                // matches nothing (an unclosed [, a dangling escape)
+	tokByte tokKind = iota // the byte set of the token accepts one byte
+	tokChar                // LIKE's _: one character
+	tokStar                // % or *: any bytes
 )
 
 // ErrEscapeAtEnd is returned by Compile for a LIKE or ILIKE pattern that
@@ -77,7 +76,7 @@ var ErrEscapeAtEnd = errors.New("Like pattern must not end with escape character
 // token is one unit of a pattern.
 type token struct {
 	kind  tokKind
-	set   [4]uint64 // bytes accepted by a tokByte
+	set   [4]uint64 // bytes accepted by a tokByte that is no literal
 	lit   byte      // the byte of a literal
 	isLit bool
 }
@@ -108,21 +107,14 @@ func Compile(kind Kind, pattern, escape string) (*Pattern, error) {
 		pattern = lower(pattern)
 	}
 	var toks []token
-	// literal-and-star patterns (no _, ?, or set) also keep their literal
-	// runs, for the segment search of matchSegments
-	segs, literalOnly := []string{""}, true
-	lit := func(b byte) token {
-		var t token
-		t.set[b>>6] |= 1 << (b & 63)
-		t.lit, t.isLit = b, true
-		return t
-	}
+	lit := func(b byte) token { return token{lit: b, isLit: true} }
 	star := func() {
 		if len(toks) == 0 || toks[len(toks)-1].kind != tokStar {
 			toks = append(toks, token{kind: tokStar})
 		}
 	}
-	never := false
+	// a GLOB that matches nothing (M1): a dangling \ or an unclosed set
+	never := &Pattern{kind: kind, never: true}
 	if kind == Glob {
 		for i := 0; i < len(pattern); i++ {
 			switch c := pattern[i]; c {
@@ -132,24 +124,19 @@ func Compile(kind Kind, pattern, escape string) (*Pattern, error) {
 				toks = append(toks, token{set: [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}})
 			case '\\':
 				if i+1 >= len(pattern) {
-					never = true
-					break
+					return never, nil
 				}
 				i++
 				toks = append(toks, lit(pattern[i]))
 			case '[':
 				t, end, ok := globSet(pattern, i+1)
 				if !ok {
-					never = true
-					break
+					return never, nil
 				}
 				toks = append(toks, t)
 				i = end
 			default:
 				toks = append(toks, lit(c))
-			}
-			if never {
-				break
 			}
 		}
 	} else {
@@ -173,12 +160,12 @@ func Compile(kind Kind, pattern, escape string) (*Pattern, error) {
 			default:
 				toks = append(toks, lit(c))
 			}
-			if never {
-				break
-			}
 		}
 	}
-	p := &Pattern{kind: kind, n: len(toks), never: never}
+	p := &Pattern{kind: kind, n: len(toks)}
+	// literal-and-star patterns (no _, ?, or set) also keep their literal
+	// runs, for the segment search of matchSegments
+	segs, literalOnly := []string{""}, true
 	var run []byte
 	for _, t := range toks {
 		switch {
