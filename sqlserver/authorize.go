@@ -111,46 +111,51 @@ var queryKeywords = map[string]bool{
 // relationKeywords are followed by a relation (P3).
 var relationKeywords = map[string]bool{"DESCRIBE": true, "SUMMARIZE": true, "SHOW": true, "TABLE": true, "PIVOT": true, "UNPIVOT": true, "PIVOT_WIDER": true, "PIVOT_LONGER": true}
 
-// lazyNameSet is a set of names read from DuckDB's catalog once, after
+// lazy is a value read from DuckDB's catalog once, on first use, after
 // start-up (the Init hooks have registered DHSI's functions by then): the
 // table functions, table macros and pragmas (tableFunctions), the reserved
-// words (reservedKeywords).
-type lazyNameSet struct {
-	once  sync.Once
-	names map[string]bool
-	err   error
+// words (reservedKeywords), the built-in macros' costs (builtinMacros).
+type lazy[T any] struct {
+	once sync.Once
+	v    T
+	err  error
 }
 
-// load reads the set on first use: query returns one column of names.
-func (l *lazyNameSet) load(ctx context.Context, db *sql.DB, what, query string) (map[string]bool, error) {
-	l.once.Do(func() {
-		names := map[string]bool{}
-		rows, err := db.QueryContext(ctx, query)
-		if err != nil {
-			l.err = fmt.Errorf("list %s: %w", what, err)
-			return
+// get returns the value, read on the first call.
+func (l *lazy[T]) get(read func() (T, error)) (T, error) {
+	l.once.Do(func() { l.v, l.err = read() })
+	return l.v, l.err
+}
+
+// readNames reads a set of names: query returns one column of them.
+func readNames(ctx context.Context, db *sql.DB, what, query string) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	defer rows.Close()
+	names := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				l.err = err
-				return
-			}
-			names[n] = true
-		}
-		l.names, l.err = names, rows.Err()
-	})
-	return l.names, l.err
+		names[n] = true
+	}
+	return names, rows.Err()
 }
 
 func (e *Engine) tableFunctions(ctx context.Context) (map[string]bool, error) {
-	return e.tfNames.load(ctx, e.db, "table functions", `SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE function_type IN ('table', 'table_macro', 'pragma')`)
+	return e.tfNames.get(func() (map[string]bool, error) {
+		return readNames(ctx, e.db, "table functions", `SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE function_type IN ('table', 'table_macro', 'pragma')`)
+	})
 }
 
 // reservedKeywords lists DuckDB's reserved words.
 func (e *Engine) reservedKeywords(ctx context.Context) (map[string]bool, error) {
-	return e.reserved.load(ctx, e.db, "reserved keywords", `SELECT lower(keyword_name) FROM duckdb_keywords() WHERE keyword_category = 'reserved'`)
+	return e.reserved.get(func() (map[string]bool, error) {
+		return readNames(ctx, e.db, "reserved keywords", `SELECT lower(keyword_name) FROM duckdb_keywords() WHERE keyword_category = 'reserved'`)
+	})
 }
 
 func (s *session) deny(what, needs string) error {

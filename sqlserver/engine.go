@@ -58,11 +58,11 @@ type Engine struct {
 	// "memory" in memory); it is what current_database() returns.
 	Name string
 
-	tfNames lazyNameSet
+	tfNames lazy[map[string]bool]
 	// reserved holds DuckDB's reserved words (authorize.go, requireTemp)
-	reserved lazyNameSet
+	reserved lazy[map[string]bool]
 	// macros holds the built-in macros' costs (P6, macros.go)
-	macros  lazyMacros
+	macros  lazy[map[string]macroCost]
 	stmts   statementCounter // L1 (stmtcount.go)
 	sandbox *Sandbox
 	// server is the wire server on this engine, once built: the session

@@ -2,8 +2,8 @@ package sqlserver
 
 import (
 	"context"
+	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/jeroenrinzema/psql-wire/codes"
 
@@ -44,33 +44,23 @@ type macroCost struct {
 	uses []int // per parameter, the times the definition names it
 }
 
-// lazyMacros is the engine's built-in macros, read once after start-up.
-type lazyMacros struct {
-	once sync.Once
-	m    map[string]macroCost
-	err  error
-}
-
 func (e *Engine) builtinMacros(ctx context.Context) (map[string]macroCost, error) {
-	l := &e.macros
-	l.once.Do(func() {
+	return e.macros.get(func() (map[string]macroCost, error) {
 		rows, err := e.db.QueryContext(ctx, `SELECT lower(function_name), array_to_string(parameters, chr(31)), macro_definition
 			FROM duckdb_functions() WHERE function_type = 'macro' AND macro_definition IS NOT NULL`)
 		if err != nil {
-			l.err = err
-			return
+			return nil, fmt.Errorf("list macros: %w", err)
 		}
 		defer rows.Close()
-		l.m = map[string]macroCost{}
+		m := map[string]macroCost{}
 		for rows.Next() {
 			var name, params, def string
 			if err := rows.Scan(&name, &params, &def); err != nil {
-				l.err = err
-				return
+				return nil, err
 			}
 			toks := pgsql.Significant(pgsql.Lex(def))
 			counts := identCounts(toks)
-			c := l.m[name] // overloads: the most of each
+			c := m[name] // overloads: the most of each
 			c.body = max(c.body, len(toks))
 			for i, p := range strings.Split(params, "\x1f") {
 				if p == "" {
@@ -81,11 +71,10 @@ func (e *Engine) builtinMacros(ctx context.Context) (map[string]macroCost, error
 				}
 				c.uses[i] = max(c.uses[i], counts[strings.ToLower(p)])
 			}
-			l.m[name] = c
+			m[name] = c
 		}
-		l.err = rows.Err()
+		return m, rows.Err()
 	})
-	return l.m, l.err
 }
 
 // builtinExpansionCheck applies P6 to toks (significant tokens).
