@@ -166,14 +166,11 @@ func run(f Func, chunk mapping.DataChunk, output mapping.Vector) error {
 		for i := 0; i < in.cols; i++ {
 			if !in.valid1(i, row) {
 				out.SetNull(row)
-				in.anyNull = true
 				break
 			}
 		}
 	}
-	if in.anyNull {
-		in.nulls = out.valid
-	}
+	in.nulls = out.valid // nil: no row is NULL
 	return f.Chunk(in, out)
 }
 
@@ -181,7 +178,6 @@ func run(f Func, chunk mapping.DataChunk, output mapping.Vector) error {
 type Chunk struct {
 	n, cols     int
 	data, valid [maxParams]unsafe.Pointer
-	anyNull     bool
 	nulls       []uint64 // the output's validity, once a row is NULL
 }
 
@@ -190,7 +186,7 @@ func (c *Chunk) Rows() int { return c.n }
 
 // Skip reports whether row has a NULL argument: its answer is NULL.
 func (c *Chunk) Skip(row int) bool {
-	return c.anyNull && c.nulls[row/64]&(1<<(row%64)) == 0
+	return c.nulls != nil && c.nulls[row/64]&(1<<(row%64)) == 0
 }
 
 func (c *Chunk) valid1(col, row int) bool {
