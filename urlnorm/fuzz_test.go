@@ -2,6 +2,7 @@ package urlnorm
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -31,8 +32,16 @@ func FuzzParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	uncached := &Normalizer{cfg: n.cfg, idna: n.idna}
 	f.Fuzz(func(t *testing.T, raw string) {
 		u, err := n.Parse(raw)
+		// The host cache changes nothing: a miss, a hit, and no cache at
+		// all give the same URL and the same error.
+		for _, m := range []*Normalizer{n, uncached} {
+			if mu, merr := m.Parse(raw); mu != u || fmt.Sprint(merr) != fmt.Sprint(err) {
+				t.Fatalf("Parse(%q) = %+v, %v; again or uncached: %+v, %v", raw, u, err, mu, merr)
+			}
+		}
 		// StrictSuffix only rejects more, and agrees on what it accepts.
 		if su, serr := strict.Parse(raw); serr == nil && (err != nil || su != u) {
 			t.Fatalf("Parse(%q) = %+v, %v; with StrictSuffix %+v", raw, u, err, su)
@@ -88,4 +97,50 @@ func FuzzHost(f *testing.F) {
 			t.Fatalf("RegisteredDomain(%q) = %q, but RegisteredDomain of that = %q, %v", s, d, d2, err)
 		}
 	})
+}
+
+// FuzzPathFastPaths: the whole-path copy of appendPath and the run copies
+// of appendEscaped give what a byte at a time does.
+func FuzzPathFastPaths(f *testing.F) {
+	for _, s := range []string{"/a/b.html", "/a//b", "/.well-known/x", "/a/./b", "/a/%7e%2F", "/a b", "/é/\\x", "/", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if plainPath(p) {
+			if got := string(appendPathSegments(nil, p)); got != p {
+				t.Fatalf("plainPath(%q), but its segments give %q", p, got)
+			}
+		}
+		for _, set := range []struct {
+			enc  func(byte) bool
+			stop *byteSet
+		}{{inPathEncodeSet, pathEscapeSet}, {inSpecialQueryEncodeSet, specialQueryEscapeSet}} {
+			if got, want := string(appendEscaped(nil, p, set.stop)), string(appendEscapedByByte(nil, p, set.enc)); got != want {
+				t.Fatalf("appendEscaped(%q) = %q, a byte at a time %q", p, got, want)
+			}
+		}
+	})
+}
+
+// appendEscapedByByte is appendEscaped as it was before it copied runs.
+func appendEscapedByByte(dst []byte, s string, enc func(byte) bool) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			v := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if isUnreserved(v) && !(isHex(v) && strayPercentBefore(dst)) {
+				dst = append(dst, v)
+			} else {
+				dst = append(dst, '%', upperHex[v>>4], upperHex[v&15])
+			}
+			i += 2
+			continue
+		}
+		if enc(c) {
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }

@@ -52,11 +52,12 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Normalizer parses and canonicalizes URLs and domains. It is immutable and
-// safe for concurrent use.
+// Normalizer parses and canonicalizes URLs and domains. Its configuration
+// is immutable, and it is safe for concurrent use.
 type Normalizer struct {
-	cfg  Config
-	idna *idna.Profile // immutable after construction
+	cfg   Config
+	idna  *idna.Profile // immutable after construction
+	hosts *hostCache    // what Parse found for recent hosts (hostcache.go)
 }
 
 // NewNormalizer returns a Normalizer for cfg (defaults applied).
@@ -65,7 +66,7 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Normalizer{cfg: cfg, idna: newWHATWGProfile()}, nil
+	return &Normalizer{cfg: cfg, idna: newWHATWGProfile(), hosts: newHostCache()}, nil
 }
 
 // Config returns the configuration in effect, defaults applied.
@@ -84,8 +85,9 @@ func (n *Normalizer) ListVersion() string {
 	return n.cfg.List.Version() + " (" + mode + ")"
 }
 
-// URL is a parsed, canonical URL. All string fields except Raw are slices
-// of Normalized (one allocation per URL).
+// URL is a parsed, canonical URL. All string fields except Raw and Domain
+// are slices of Normalized (one allocation per URL); Domain is shared by
+// the URLs of a host.
 type URL struct {
 	Raw    string // the input exactly as given, for provenance
 	Scheme string // lower-case: http, https, ws, wss, ftp, or any other scheme with an authority
@@ -155,7 +157,7 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 	if s == "" {
 		return URL{}, newError(raw, ReasonEmpty, errEmptyInput)
 	}
-	if strings.ContainsAny(s, "\t\n\r") {
+	if indexByteSet(s, tabNewline) >= 0 {
 		s = removeTabNewline(s)
 	}
 
@@ -164,10 +166,10 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 		return URL{}, newError(raw, r, err)
 	}
 	defaultPort := "" // WHATWG: only the special schemes have default ports
-	authEnd := "/?#"
+	authEnd := nonSpecialAuthEnd
 	if special {
 		defaultPort, _ = specialScheme(scheme)
-		authEnd = `/\?#`
+		authEnd = specialAuthEnd
 		// Special authority (ignore) slashes: any run of '/' and '\' before
 		// the authority, so "http:example.com" and "http:\\\example.com"
 		// both have host example.com, as in browsers. (A non-special
@@ -179,7 +181,7 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 		rest = rest[i:]
 	}
 	end := len(rest)
-	if j := strings.IndexAny(rest, authEnd); j >= 0 {
+	if j := indexByteSet(rest, authEnd); j >= 0 {
 		end = j
 	}
 	auth := rest[:end]
@@ -208,16 +210,25 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 	buf = append(buf, scheme...)
 	buf = append(buf, "://"...)
 	hostStart := len(buf)
-	// Every scheme's host goes through the special host parser: DHSI needs
-	// a DNS name or an IP address to find a domain, where WHATWG keeps a
-	// non-special host opaque (docs/urlnorm.md, "Other schemes").
-	buf, kind, ascii, r, err := appendWHATWGHost(n.idna, buf, host)
-	if err != nil {
-		return URL{}, newError(raw, r, err)
-	}
-	if kind == HostDomain {
-		if err := checkDNSName(ascii); err != nil {
-			return URL{}, newError(raw, ReasonBadHost, err)
+	cached, hostHash := n.hosts.lookup(host)
+	var kind HostKind
+	if cached != nil {
+		buf = append(buf, cached.canon()...)
+		kind = cached.kind
+	} else {
+		// Every scheme's host goes through the special host parser: DHSI
+		// needs a DNS name or an IP address to find a domain, where WHATWG
+		// keeps a non-special host opaque (docs/urlnorm.md, "Other
+		// schemes").
+		var ascii string
+		buf, kind, ascii, r, err = appendWHATWGHost(n.idna, buf, host)
+		if err != nil {
+			return URL{}, newError(raw, r, err)
+		}
+		if kind == HostDomain {
+			if err := checkDNSName(ascii); err != nil {
+				return URL{}, newError(raw, ReasonBadHost, err)
+			}
 		}
 	}
 	hostEnd := len(buf)
@@ -231,7 +242,7 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 
 	pathPart, query := rest, ""
 	hasQuery := false
-	if j := strings.IndexAny(rest, "?#"); j >= 0 {
+	if j := indexByteSet(rest, queryOrFragment); j >= 0 {
 		pathPart = rest[:j]
 		if rest[j] == '?' {
 			hasQuery = true
@@ -280,6 +291,10 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 		Normalized: norm,
 		HostKind:   kind,
 	}
+	if cached != nil {
+		u.Domain, u.PublicSuffixHost = cached.domain(), cached.psuffix
+		return u, nil
+	}
 	u.Domain, r, err = n.domainOf(u.Host, kind)
 	if r == ReasonHostIsPublicSuffix {
 		name := strings.TrimSuffix(u.Host, ".")
@@ -295,6 +310,7 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 			// "freedesktop.org", "github.io", "co.uk": a real host with no
 			// eTLD+1. Indexed under the host itself, flagged.
 			u.Domain, u.PublicSuffixHost = name, true
+			n.hosts.remember(hostHash, host, &u)
 			return u, nil
 		}
 		// The URL itself is fine; only its domain is missing. Keep it so
@@ -304,7 +320,35 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 	if err != nil {
 		return URL{}, newError(raw, r, err)
 	}
+	n.hosts.remember(hostHash, host, &u)
 	return u, nil
+}
+
+// Byte sets of Parse's scans (strings.IndexAny builds its set on every
+// call, which showed in ingest profiles).
+var (
+	tabNewline        = bytesOf("\t\n\r")
+	nonSpecialAuthEnd = bytesOf("/?#")
+	specialAuthEnd    = bytesOf(`/\?#`)
+	queryOrFragment   = bytesOf("?#")
+)
+
+func bytesOf(chars string) *byteSet {
+	var s byteSet
+	for i := 0; i < len(chars); i++ {
+		s[chars[i]] = true
+	}
+	return &s
+}
+
+// indexByteSet is strings.IndexAny with a set built once.
+func indexByteSet(s string, set *byteSet) int {
+	for i := 0; i < len(s); i++ {
+		if set[s[i]] {
+			return i
+		}
+	}
+	return -1
 }
 
 // domainOf returns the registered domain of a canonical host.

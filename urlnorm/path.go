@@ -18,6 +18,14 @@ import (
 //     escapes are normalized by normEscapes;
 //   - an empty result is "/".
 func appendPath(dst []byte, p string) []byte {
+	if plainPath(p) {
+		return append(dst, p...)
+	}
+	return appendPathSegments(dst, p)
+}
+
+// appendPathSegments is appendPath, a segment at a time.
+func appendPathSegments(dst []byte, p string) []byte {
 	start := len(dst)
 	if p != "" {
 		p = p[1:] // the leading separator
@@ -43,7 +51,7 @@ func appendPath(dst []byte, p string) []byte {
 				dst = append(dst, '/')
 			default:
 				dst = append(dst, '/')
-				dst = appendEscaped(dst, seg, inPathEncodeSet)
+				dst = appendEscaped(dst, seg, pathEscapeSet)
 			}
 			if last {
 				break
@@ -66,6 +74,57 @@ func appendPath(dst []byte, p string) []byte {
 	}
 	return dst
 }
+
+// plainPath reports whether p is its own canonical path, as nearly every
+// real path is: it starts with '/', and has no '\', no escape, no byte of
+// the path percent-encode set, no empty segment and no segment that starts
+// with '.' (so none is "." or ".."). appendPath would copy such a path
+// unchanged, one segment at a time.
+func plainPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	for i := 1; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '/':
+			if p[i-1] == '/' {
+				return false
+			}
+		case c == '.':
+			if p[i-1] == '/' {
+				return false
+			}
+		case pathSpecial[c]:
+			return false
+		}
+	}
+	return true
+}
+
+// A byteSet marks the bytes a loop must stop at; the rest are copied as a
+// run. Table lookups instead of a function call per byte make the common
+// URL, which needs no encoding at all, a scan and one copy.
+type byteSet [256]bool
+
+func setOf(in func(byte) bool, also ...byte) *byteSet {
+	var s byteSet
+	for c := range 256 {
+		s[c] = in(byte(c))
+	}
+	for _, c := range also {
+		s[c] = true
+	}
+	return &s
+}
+
+var (
+	// pathSpecial: what appendEscaped does more than copy in a path, and
+	// the separators.
+	pathSpecial = setOf(inPathEncodeSet, '%', '/', '\\')
+	// The encode sets, with the '%' that appendEscaped normalizes.
+	pathEscapeSet         = setOf(inPathEncodeSet, '%')
+	specialQueryEscapeSet = setOf(inSpecialQueryEncodeSet, '%')
+)
 
 // appendNonSpecialPath appends the path of a URL with a non-special
 // scheme, as the WHATWG path state does for one (docs/urlnorm.md, "Other
@@ -188,8 +247,19 @@ const upperHex = "0123456789ABCDEF"
 // (WHATWG does). Decoding is skipped when the decoded hex digit would
 // complete a stray '%' before it into a new escape ("%%341" must not become
 // "%41", or normalizing twice would differ).
-func appendEscaped(dst []byte, s string, enc func(byte) bool) []byte {
+//
+// stop is enc's set with '%' added (pathEscapeSet, specialQueryEscapeSet):
+// the bytes between two of them are copied as one run.
+func appendEscaped(dst []byte, s string, stop *byteSet) []byte {
 	for i := 0; i < len(s); i++ {
+		run := i
+		for i < len(s) && !stop[s[i]] {
+			i++
+		}
+		dst = append(dst, s[run:i]...)
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
 			v := unhex(s[i+1])<<4 | unhex(s[i+2])
@@ -201,7 +271,7 @@ func appendEscaped(dst []byte, s string, enc func(byte) bool) []byte {
 			i += 2
 			continue
 		}
-		if enc(c) {
+		if c != '%' {
 			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
 			continue
 		}
@@ -233,7 +303,7 @@ const maxStackPairs = 32
 // which of them means a space is up to the server.
 func appendQuery(dst []byte, q string) []byte {
 	start := len(dst)
-	dst = appendEscaped(dst, q, inSpecialQueryEncodeSet)
+	dst = appendEscaped(dst, q, specialQueryEscapeSet)
 	enc := dst[start:]
 
 	// Pair boundaries, as offsets into enc.
