@@ -280,6 +280,13 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 		queryEnd = len(buf)
 	}
 
+	if len(buf) > n.cfg.MaxLength {
+		// Percent-encoding can triple a URL. A normalized URL past the
+		// limit would be stored, and then refused when read back through
+		// norm_url or Parse: refuse it here, so what is stored always
+		// normalizes to itself.
+		return URL{}, errorf(raw, ReasonTooLong, "%d bytes once normalized, the limit is %d", len(buf), n.cfg.MaxLength)
+	}
 	norm := string(buf)
 	u := URL{
 		Raw:        raw,

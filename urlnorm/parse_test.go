@@ -103,6 +103,7 @@ func TestParse(t *testing.T) {
 		{"an empty line is an empty error", "", "", "", ReasonEmpty},
 		{"a line of spaces is an empty error", "  \t ", "", "", ReasonEmpty},
 		{"a URL over MaxLength is too-long", "http://a.com/" + strings.Repeat("x", DefaultMaxLength), "", "", ReasonTooLong},
+		{"a URL over MaxLength once percent-encoded is too-long", "http://a.com/" + strings.Repeat("\x9b", DefaultMaxLength/3), "", "", ReasonTooLong},
 		{"no host at all is a no-host error", "http://", "", "", ReasonNoHost},
 		{"userinfo with no host is a no-host error", "http://user@/", "", "", ReasonNoHost},
 		{"a port with no host is a no-host error", "http://:80/", "", "", ReasonNoHost},
