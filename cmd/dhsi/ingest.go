@@ -102,6 +102,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// collection: 2.1 GB peak for a 15M-URL build whose live set is far
 	// smaller
 	defer limitGoHeap(budget.GoHeap)()
+	defer tuneGC()()
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		if err != nil {

@@ -122,7 +122,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer liftHard()
 	defer limitGoHeap(budget.GoHeap)()
-	defer tuneServeGC()()
+	defer tuneGC()()
 	userList, err := loadUsers(*usersFile, users)
 	if err != nil {
 		return err
