@@ -224,6 +224,44 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 	sums := make([]Summary, len(batches))
 	var parts []staged
 	var stagedIdx []int // indexes of the batches in parts
+	// Batches are pipelined: batch i+1 is read and normalized while batch
+	// i is deduplicated, written and uploaded, so neither half's tail
+	// leaves a core idle. Each half then gets half the staging budget, so
+	// the two together stay within o.StageBytes.
+	if len(batches) > 1 {
+		o.StageBytes = max(o.StageBytes, 0)
+		if o.StageBytes == 0 {
+			o.StageBytes = defaultStageBudget
+		}
+		o.StageBytes /= 2
+	}
+	pipeCtx, cancelPipe := context.WithCancel(ctx)
+	defer cancelPipe()
+	type writing struct {
+		batch int
+		done  chan struct{}
+		part  staged
+		err   error
+	}
+	var inflight *writing
+	// collect waits for the batch being written and adds it to parts.
+	collect := func() error {
+		w := inflight
+		if w == nil {
+			return nil
+		}
+		inflight = nil
+		<-w.done
+		if w.err != nil {
+			return w.err
+		}
+		w.part.batch = batches[w.batch]
+		w.part.columns = columns[w.batch]
+		parts = append(parts, w.part)
+		stagedIdx = append(stagedIdx, w.batch)
+		return nil
+	}
+	defer func() { cancelPipe(); _ = collect() }() // an early return waits for the write it left running
 	for i, b := range batches {
 		bo := o
 		bo.Dataset, bo.Source, bo.Files, bo.columns = b.Dataset, b.Source, b.Files, columns[i]
@@ -241,18 +279,34 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 			}
 		}
 		sums[i] = Summary{Dataset: b.Dataset, DatasetID: id, NewDataset: isNew, Rejected: map[string]int64{}, Flagged: map[string]int64{}}
-		part, err := stageBatch(ctx, bo, prev, id, version, &sums[i])
+		read, err := readBatch(pipeCtx, bo, prev, id, &sums[i])
 		if errors.Is(err, errNothingNew) && len(batches) > 1 {
 			o.Log.Info("skipping a dataset: every file was ingested before", "dataset", b.Dataset)
 			continue
 		}
 		if err != nil {
+			// a failed write cancels the read: report the write's error
+			cancelPipe()
+			if werr := collect(); werr != nil {
+				return sums, werr
+			}
 			return sums, err
 		}
-		part.batch = b
-		part.columns = columns[i]
-		parts = append(parts, part)
-		stagedIdx = append(stagedIdx, i)
+		if err := collect(); err != nil {
+			read.close()
+			return sums, err
+		}
+		w := &writing{batch: i, done: make(chan struct{})}
+		inflight = w
+		go func() {
+			defer close(w.done)
+			if w.part, w.err = read.write(pipeCtx, version); w.err != nil {
+				cancelPipe()
+			}
+		}()
+	}
+	if err := collect(); err != nil {
+		return sums, err
 	}
 	if len(parts) == 0 {
 		return sums, fmt.Errorf("nothing to ingest: every file was already ingested into its dataset (use --force to ingest again)")
@@ -347,68 +401,106 @@ func datasetID(ctx context.Context, st store.Store, d *catalog.Datasets, name st
 // errNothingNew: every input of a batch was ingested into its dataset before.
 var errNothingNew = errors.New("nothing to ingest")
 
-// stageBatch reads, normalizes and deduplicates one dataset's inputs and
-// uploads its Parquet files and rejects; the index is built afterwards.
-func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, version string, sum *Summary) (staged, error) {
+// readBatch reads and normalizes one dataset's inputs into a lakeWriter's
+// staged rows; its write then deduplicates them and uploads the Parquet
+// files and rejects (the index is built afterwards). The caller owns the
+// result and must call its write or close.
+func readBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, sum *Summary) (_ *batchRead, err error) {
 	// skip inputs already ingested into this dataset (exact counts depend on it)
 	inputs, hashes, skipped, err := newInputs(o.Files, prev.sources[id], o.Force)
 	if err != nil {
-		return staged{}, err
+		return nil, err
 	}
 	sum.Skipped = skipped
 	if len(inputs) == 0 {
-		return staged{}, fmt.Errorf("%w: every file was already ingested into %q (use --force to ingest again)", errNothingNew, o.Dataset)
+		return nil, fmt.Errorf("%w: every file was already ingested into %q (use --force to ingest again)", errNothingNew, o.Dataset)
 	}
-	work, err := os.MkdirTemp(o.WorkDir, "batch-")
-	if err != nil {
-		return staged{}, err
+	r := &batchRead{o: o, id: id, sum: sum, hashes: hashes}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	if r.work, err = os.MkdirTemp(o.WorkDir, "batch-"); err != nil {
+		return nil, err
 	}
-	defer os.RemoveAll(work)
-	lake := newLakeWriter(work, o.domains, o.StageBytes)
-	lake.cols = o.columns
-	defer lake.close()
-	rejects, err := os.Create(filepath.Join(o.WorkDir, "rejects-"+o.Dataset+".tsv"))
-	if err != nil {
-		return staged{}, err
+	r.lake = newLakeWriter(r.work, o.domains, o.StageBytes)
+	r.lake.cols = o.columns
+	if r.rejects, err = os.Create(filepath.Join(o.WorkDir, "rejects-"+o.Dataset+".tsv")); err != nil {
+		return nil, err
 	}
-	defer rejects.Close()
-	rw := bufio.NewWriter(rejects)
+	rw := bufio.NewWriter(r.rejects)
 	fmt.Fprintf(rw, "source\treason\tdetail\traw\n")
 	reject := func(r Reject) {
 		sum.Rejected[r.Reason]++
 		fmt.Fprintf(rw, "%s\t%s\t%s\t%s\n", tsv(r.Source), tsv(r.Reason), tsv(r.Detail), tsv(r.Raw))
 	}
-	mark := time.Now()
-	phase := func(name string) {
-		sum.Phases = append(sum.Phases, Phase{name, time.Since(mark)})
-		mark = time.Now()
-	}
+	r.mark = time.Now()
 	plan := newFieldPlan(o.columns, keepNames(o.KeepColumns))
 	if plan != nil {
 		plan.flag = o.KeepColumnsName
 	}
-	if err := readAll(ctx, o, inputs, lake, plan, shard.Default(), sum, reject); err != nil {
-		return staged{}, err
+	if err := readAll(ctx, o, inputs, r.lake, plan, shard.Default(), sum, reject); err != nil {
+		return nil, err
 	}
 	if err := plan.unseen(); err != nil { // JSON lines: seen only now
-		return staged{}, err
+		return nil, err
 	}
 	if plan != nil && plan.notTyped > 0 {
 		sum.Flagged[flagFieldNotTyped] += plan.notTyped
 	}
 	if err := rw.Flush(); err != nil {
-		return staged{}, err
+		return nil, err
 	}
-	sum.RejectsFile = rejects.Name()
+	sum.RejectsFile = r.rejects.Name()
 	if o.Progress != nil {
 		o.Progress(Progress{Read: sum.Read, Normalized: sum.Normalized, Rejected: sum.Read - sum.Normalized, Phase: "write parquet"})
 	}
-	phase("read and normalize")
+	r.phase("read and normalize")
+	return r, nil
+}
 
+// batchRead is one batch read and staged by readBatch, waiting for write.
+type batchRead struct {
+	o       Options
+	id      uint32
+	sum     *Summary
+	hashes  []string
+	work    string
+	lake    *lakeWriter
+	rejects *os.File
+	mark    time.Time
+}
+
+func (r *batchRead) phase(name string) {
+	r.sum.Phases = append(r.sum.Phases, Phase{name, time.Since(r.mark)})
+	r.mark = time.Now()
+}
+
+// close releases what readBatch made; write calls it.
+func (r *batchRead) close() {
+	if r.lake != nil {
+		r.lake.close()
+	}
+	if r.rejects != nil {
+		r.rejects.Close()
+	}
+	if r.work != "" {
+		os.RemoveAll(r.work)
+	}
+}
+
+// write deduplicates the staged rows,
+// writes and uploads the batch's Parquet files and its rejects, and
+// releases the batch.
+func (r *batchRead) write(ctx context.Context, version string) (staged, error) {
+	defer r.close()
+	o, sum, id := r.o, r.sum, r.id
+	r.mark = time.Now()
 	// each Parquet file is uploaded (immutable, uniquely named: M1) as soon
 	// as it is written, 8 at a time
 	up := newUploader(ctx, o.Store, 8)
-	lakeFiles, collisions, written, err := lake.finish(ctx, "part-"+version+".parquet", layout{RowGroupRows: o.RowGroupRows, PageRows: o.PageRows, PrefixWidth: o.PrefixWidth, ZstdLevel: o.ZstdLevel}, func(f *lakeFile) error {
+	lakeFiles, collisions, written, err := r.lake.finish(ctx, "part-"+version+".parquet", layout{RowGroupRows: o.RowGroupRows, PageRows: o.PageRows, PrefixWidth: o.PrefixWidth, ZstdLevel: o.ZstdLevel}, func(f *lakeFile) error {
 		f.Key = fmt.Sprintf("urls/dataset_id=%d/domain_prefix=%s/%s", id, f.Prefix, f.Name)
 		return up.put(f.Key, f.Data)
 	})
@@ -433,8 +525,8 @@ func stageBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, vers
 	if err := putFile(ctx, o.Store, sum.RejectsKey, sum.RejectsFile); err != nil {
 		return staged{}, err
 	}
-	phase("deduplicate, write and upload parquet")
-	return staged{id: id, lake: lakeFiles, written: written, hashes: hashes, collisions: collisions}, nil
+	r.phase("deduplicate, write and upload parquet")
+	return staged{id: id, lake: lakeFiles, written: written, hashes: r.hashes, collisions: collisions}, nil
 }
 
 func tsv(s string) string {
