@@ -527,17 +527,30 @@ func readBuckets(cols []catalog.Column, buckets ...*spillFile) (*stagedRows, err
 }
 
 // dedupe sorts rows by (domain, url) and merges equal keys (L1, L2).
+//
+// The sort is by domain first through a counting sort: a file's ~10k rows
+// fall into a few hundred domains, so ranking the distinct domains and
+// then sorting each domain's rows by url compares far fewer (and shorter)
+// strings than one sort of all rows by (domain, url) did — that sort was
+// a tenth of an ingest's CPU.
 func (s *stagedRows) dedupe() {
 	str := s.str
-	slices.SortFunc(s.rows, func(a, b lakeRow) int {
-		if c := strings.Compare(str(a.domain), str(b.domain)); c != 0 {
-			return c
-		}
+	s.rows = s.sortedByDomain()
+	byURL := func(a, b lakeRow) int {
 		if c := strings.Compare(str(a.url), str(b.url)); c != 0 {
 			return c
 		}
 		return strings.Compare(str(a.rawRef()), str(b.rawRef())) // first raw wins
-	})
+	}
+	for i := 0; i < len(s.rows); {
+		dom := str(s.rows[i].domain)
+		j := i + 1
+		for j < len(s.rows) && str(s.rows[j].domain) == dom {
+			j++
+		}
+		slices.SortFunc(s.rows[i:j], byURL)
+		i = j
+	}
 	rows := s.rows
 	out := rows[:0]
 	for i := 0; i < len(rows); {
@@ -554,6 +567,48 @@ func (s *stagedRows) dedupe() {
 		i = j
 	}
 	s.rows = out
+}
+
+// sortedByDomain returns the rows in domain order, keeping the order of
+// a domain's rows: the distinct domains are sorted, then each row is
+// placed by its domain's rank.
+func (s *stagedRows) sortedByDomain() []lakeRow {
+	rank := make(map[string]int32)
+	rowRank := make([]int32, len(s.rows))
+	var names []string
+	for i := range s.rows {
+		d := s.str(s.rows[i].domain)
+		r, ok := rank[d]
+		if !ok {
+			r = int32(len(names))
+			rank[d] = r
+			names = append(names, d)
+		}
+		rowRank[i] = r
+	}
+	order := make([]int32, len(names)) // first-seen number → rank
+	byName := make([]int32, len(names))
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	slices.SortFunc(byName, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
+	start := make([]int, len(names)+1) // rank → first row
+	for r, n := range byName {
+		order[n] = int32(r)
+	}
+	for _, n := range rowRank {
+		start[order[n]+1]++
+	}
+	for r := 1; r < len(start); r++ {
+		start[r] += start[r-1]
+	}
+	out := make([]lakeRow, len(s.rows))
+	for i, n := range rowRank {
+		r := order[n]
+		out[start[r]] = s.rows[i]
+		start[r]++
+	}
+	return out
 }
 
 // lakeSchema is the file schema of docs/format/lake.md.

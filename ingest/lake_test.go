@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -433,4 +435,67 @@ func spansByDomain(w *lakeWriter, f lakeFile) map[string][]groupRows {
 		m[names[s.Domain]] = append(m[names[s.Domain]], s.groupRows)
 	}
 	return m
+}
+
+// dedupe's counting sort by domain and per-domain sort by url give what
+// one sort by (domain, url, raw) and a merge of equal keys give.
+func TestDedupeMatchesOneSort(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for trial := range 50 {
+		var s stagedRows
+		put := func(v string) strRef {
+			if v == "" {
+				return 0
+			}
+			at := len(s.buf)
+			s.buf = append(s.buf, v...)
+			return strRef(at)<<24 | strRef(len(v))
+		}
+		n := rnd.IntN(400)
+		type row struct {
+			domain, url, raw string
+			ts               int64
+		}
+		var in []row
+		for range n {
+			d := fmt.Sprintf("d%d.com", rnd.IntN(1+trial))
+			u := fmt.Sprintf("http://%s/%d", d, rnd.IntN(20))
+			raw := ""
+			if rnd.IntN(3) == 0 {
+				raw = strings.ToUpper(u[:4]) + u[4:]
+			}
+			in = append(in, row{d, u, raw, rnd.Int64N(5)})
+		}
+		for _, r := range in {
+			s.rows = append(s.rows, lakeRow{domain: put(r.domain), url: put(r.url), raw: put(r.raw), ts: r.ts, hasTS: true})
+		}
+		s.dedupe()
+		// the reference: latest ts per (domain, url), rows in key order
+		want := map[[2]string]int64{}
+		for _, r := range in {
+			k := [2]string{r.domain, r.url}
+			if ts, ok := want[k]; !ok || r.ts > ts {
+				want[k] = r.ts
+			}
+		}
+		var keys [][2]string
+		for k := range want {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b [2]string) int {
+			if c := strings.Compare(a[0], b[0]); c != 0 {
+				return c
+			}
+			return strings.Compare(a[1], b[1])
+		})
+		if len(s.rows) != len(keys) {
+			t.Fatalf("trial %d: %d rows after dedupe, want %d", trial, len(s.rows), len(keys))
+		}
+		for i, k := range keys {
+			r := s.rows[i]
+			if got := [2]string{s.str(r.domain), s.str(r.url)}; got != k || r.ts != want[k] {
+				t.Fatalf("trial %d row %d: %v ts %d, want %v ts %d", trial, i, got, r.ts, k, want[k])
+			}
+		}
+	}
 }
