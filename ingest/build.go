@@ -1050,26 +1050,6 @@ type normResult struct {
 	rejects []Reject
 }
 
-// newPrefixCache returns layout.Of, remembering up to prefixCacheSize
-// domains: a SHA-256 per URL showed in ingest profiles, and a crawl's URLs
-// repeat their domains. One goroutine's: it is not safe to share.
-func newPrefixCache(layout shard.Layout) func(domain string) string {
-	m := make(map[string]string)
-	return func(domain string) string {
-		if p, ok := m[domain]; ok {
-			return p
-		}
-		if len(m) >= prefixCacheSize {
-			clear(m)
-		}
-		p := layout.Of(domain)
-		m[domain] = p
-		return p
-	}
-}
-
-const prefixCacheSize = 1 << 14
-
 // readAll reads every input and stages its URLs. Normalization (the costly
 // step) runs on every core; reading and the lake's spill writer stay on one
 // goroutine each, since neither is safe to share. Rows arrive in any order:
@@ -1085,7 +1065,6 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			prefixOf := newPrefixCache(layout)
 			for batch := range batches {
 				var res normResult
 				res.rows = make([]normRow, 0, len(batch))
@@ -1103,7 +1082,7 @@ func readAll(ctx context.Context, o Options, inputs []string, lake *lakeWriter, 
 					if u.PublicSuffixHost {
 						res.flagged++
 					}
-					res.rows = append(res.rows, normRow{domain: u.Domain, prefix: prefixOf(u.Domain), url: u.Normalized, raw: rec.URL, ts: rec.TS, fields: rec.Fields})
+					res.rows = append(res.rows, normRow{domain: u.Domain, prefix: layout.Of(u.Domain), url: u.Normalized, raw: rec.URL, ts: rec.TS, fields: rec.Fields})
 				}
 				select {
 				case results <- res:

@@ -47,9 +47,20 @@ func (l Layout) Count() int { return 1 << (4 * l.Width) }
 // Of returns the shard id of a domain.
 func (l Layout) Of(domain string) string {
 	sum := sha256.Sum256([]byte(domain))
+	if l.Width <= 2 { // no allocation: ingest asks once per URL
+		return byteHex[sum[0]][:l.Width]
+	}
 	h := hex.EncodeToString(sum[:(l.Width+1)/2])
 	return h[:l.Width]
 }
+
+// byteHex[b] is the two hex digits of b.
+var byteHex = func() (t [256]string) {
+	for b := range t {
+		t[b] = fmt.Sprintf("%02x", b)
+	}
+	return t
+}()
 
 // ID returns the i-th shard id, zero-padded hex ("00" ... "ff").
 func (l Layout) ID(i int) string { return fmt.Sprintf("%0*x", l.Width, i) }
