@@ -426,6 +426,13 @@ func readBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, sum *
 	}
 	r.lake = newLakeWriter(r.work, o.domains, o.StageBytes)
 	r.lake.cols = o.columns
+	var inputBytes int64
+	for _, p := range inputs {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			inputBytes += fi.Size()
+		}
+	}
+	r.lake.sizeHint(inputBytes)
 	if r.rejects, err = os.Create(filepath.Join(o.WorkDir, "rejects-"+o.Dataset+".tsv")); err != nil {
 		return nil, err
 	}
