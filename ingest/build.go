@@ -172,7 +172,7 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 		seen[b.Dataset] = true
 	}
 	if o.Normalizer == nil {
-		n, err := urlnorm.NewNormalizer(urlnorm.Config{})
+		n, err := urlnorm.NewNormalizer(urlnorm.Config{CacheHosts: true})
 		if err != nil {
 			return nil, err
 		}

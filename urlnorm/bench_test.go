@@ -21,6 +21,7 @@ func BenchmarkParse(b *testing.B) {
 		cfg  Config
 	}{
 		{"embedded", Config{}},
+		{"embedded-cached", Config{CacheHosts: true}},
 		{"embedded-icann", Config{ICANNOnly: true}},
 		{"dat", Config{List: loadDatList(b)}},
 	} {

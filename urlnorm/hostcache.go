@@ -11,7 +11,9 @@ import (
 // canonical host, its kind, and its registered domain. Real URL lists
 // repeat hosts heavily, and the host steps — the WHATWG host parser, the
 // DNS-name checks and the Public Suffix List lookup — cost about a third of
-// Parse on a typical URL; a hit skips them.
+// Parse on a typical URL; a hit skips them. Only a Normalizer with
+// Config.CacheHosts has one: ingest's, never a server's (a shared cache is
+// a timing channel between sessions).
 //
 // Invariants:
 //   - An entry is a pure function of its key and the Normalizer's Config,

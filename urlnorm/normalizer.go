@@ -31,6 +31,12 @@ type Config struct {
 	// is indexed under itself, flagged. Both rules give an accepted URL the
 	// same Domain; StrictSuffix only accepts fewer URLs.
 	StrictSuffix bool
+	// CacheHosts makes Parse remember what it found for recent hosts
+	// (hostcache.go): for one owner parsing in bulk, as an ingest does.
+	// Leave it off where strangers share the Normalizer, as a server's
+	// sessions do: a hit is faster than a miss, so a shared cache would
+	// tell one session, by timing, which hosts another parsed.
+	CacheHosts bool
 }
 
 // Defaults returns c with zero fields set to their defaults.
@@ -66,7 +72,11 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Normalizer{cfg: cfg, idna: newWHATWGProfile(), hosts: newHostCache()}, nil
+	n := &Normalizer{cfg: cfg, idna: newWHATWGProfile()}
+	if cfg.CacheHosts {
+		n.hosts = newHostCache()
+	}
+	return n, nil
 }
 
 // Config returns the configuration in effect, defaults applied.
@@ -86,8 +96,8 @@ func (n *Normalizer) ListVersion() string {
 }
 
 // URL is a parsed, canonical URL. All string fields except Raw and Domain
-// are slices of Normalized (one allocation per URL); Domain is shared by
-// the URLs of a host.
+// are slices of Normalized (one allocation per URL); with Config.CacheHosts,
+// Domain may be shared by the URLs of a host.
 type URL struct {
 	Raw    string // the input exactly as given, for provenance
 	Scheme string // lower-case: http, https, ws, wss, ftp, or any other scheme with an authority

@@ -125,7 +125,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	cfg := urlnorm.Config{ICANNOnly: *icann, StrictSuffix: *strict}
+	cfg := urlnorm.Config{ICANNOnly: *icann, StrictSuffix: *strict, CacheHosts: true} // one owner: the cache is safe here
 	if *pslFile != "" {
 		f, err := os.Open(*pslFile)
 		if err != nil {
