@@ -658,11 +658,18 @@ func lakeSchemaWith(cols []catalog.Column) *schema.Schema {
 
 // DefaultZstdLevel is the zstd level of every page. arrow-go compresses
 // with klauspost/compress, whose levels are four speeds: 1-2 fastest, 3-5
-// default, 6-9 better, 10 and up best. Measured on the benchmark corpus
-// (63 datasets, 9.84M URLs, one ingest on 2 cores): level 3 24.7 s and
-// 19.8 B/URL (lake and index), 9 24.2 s and 19.4, 11 35.8 s and 18.8. The
-// best level costs half again the build time for 3% of the bytes.
-const DefaultZstdLevel = 9
+// default, 6-9 better, 10 and up best. Measured (63 datasets, 9.84M URLs,
+// one dhsi ingest on 2 cores):
+//   - the realistic corpus (stop 34, levels interleaved 5 9 5 9): level 3-5
+//     28.2-28.6 s and a 249.2 MB lake, 9 31.6-33.4 s and 244.0 MB. zstd of
+//     the url column's pages was a fifth of the ingest's CPU at 9, and the
+//     "better" speed buys 2% of the lake (0.5 of 28.6 bytes a URL).
+//   - the simple corpus (earlier): level 3 24.7 s and 19.8 B/URL (lake and
+//     index), 9 24.2 s and 19.4, 11 35.8 s and 18.8.
+//
+// Level 9 was the default until stop 34; --zstd-level 9 keeps it, and 11
+// writes ~3% less than 9 in half again the time.
+const DefaultZstdLevel = 3
 
 // DefaultPageRows is the rows per data page. A page is the unit of zstd
 // and of decoding: a first page of domain_urls finds its domain's page
