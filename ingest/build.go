@@ -285,9 +285,12 @@ func RunAll(ctx context.Context, o Options, batches []Batch) ([]Summary, error) 
 			continue
 		}
 		if err != nil {
-			// a failed write cancels the read: report the write's error
+			// Stop the write in flight: nothing will be published. Its
+			// error is the one to report only when it failed first and
+			// its cancel is what ended this read.
 			cancelPipe()
-			if werr := collect(); werr != nil {
+			werr := collect()
+			if werr != nil && !errors.Is(werr, context.Canceled) && errors.Is(err, context.Canceled) {
 				return sums, werr
 			}
 			return sums, err

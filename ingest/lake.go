@@ -88,8 +88,10 @@ type lakeWriter struct {
 // to it: the copies of that growth showed in ingest profiles. A staged
 // row is about as long as its input line.
 func (w *lakeWriter) sizeHint(inputBytes int64) {
-	per := min(inputBytes, w.memBudget) / 256 // staging buckets: two hex digits
-	w.bucketCap = int(min(max(per+per/4, 0), 16<<20))
+	// a quarter more than the input, never more than the budget in all
+	// (staging buckets: two hex digits)
+	per := min(max(inputBytes, 0)/4*5, w.memBudget) / 256
+	w.bucketCap = int(min(per, 16<<20))
 }
 
 // spillFile is one prefix's staged rows: a buffer, and a file once the

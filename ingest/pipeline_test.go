@@ -118,3 +118,33 @@ func leftBatchDirs(t *testing.T, work string) {
 		t.Errorf("scratch left behind: %v", left)
 	}
 }
+
+// A batch that cannot be read while the one before it is being written
+// fails the ingest with its own error, not with the cancel it sends the
+// write (a reviewer found "context canceled" reported instead).
+func TestRunAllReadFailureIsReported(t *testing.T) {
+	ctx := context.Background()
+	st, err := localfs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := t.TempDir()
+	missing := filepath.Join(in, "does-not-exist.txt")
+	batches := []Batch{
+		{Dataset: "big", Files: []string{writeList(t, in, "big", "www.big.com", 200000)}},
+		{Dataset: "missing", Files: []string{missing}},
+	}
+	work := t.TempDir()
+	_, err = RunAll(ctx, Options{Store: st, WorkDir: work}, batches)
+	if err == nil || !strings.Contains(err.Error(), "does-not-exist.txt") {
+		t.Fatalf("RunAll with a missing second input: %v, want an error naming the file", err)
+	}
+	m, err := catalog.ReadManifest(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Current(); ok {
+		t.Fatalf("a failed ingest published version %s", m.CurrentVersion)
+	}
+	leftBatchDirs(t, work)
+}
