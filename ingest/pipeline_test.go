@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/store"
 	"github.com/dhsi/dhsi/store/localfs"
 )
 
@@ -89,14 +90,7 @@ func TestRunAllWriteFailureStopsThePipeline(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "dataset_id=1") {
 		t.Fatalf("RunAll with dataset 1 unwritable: %v, want an error naming dataset_id=1", err)
 	}
-	m, err := catalog.ReadManifest(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := m.Current(); ok {
-		t.Fatalf("a failed ingest published version %s", m.CurrentVersion)
-	}
-	leftBatchDirs(t, work)
+	failedCleanly(t, st, work)
 
 	if err := os.Remove(blocker); err != nil {
 		t.Fatal(err)
@@ -108,6 +102,20 @@ func TestRunAllWriteFailureStopsThePipeline(t *testing.T) {
 	if sums[0].URLsTotal != 15000 {
 		t.Fatalf("version has %d URLs, want 15000", sums[0].URLsTotal)
 	}
+}
+
+// failedCleanly fails if a failed RunAll published a version or left a
+// batch's scratch directory behind.
+func failedCleanly(t *testing.T, st store.Store, work string) {
+	t.Helper()
+	m, err := catalog.ReadManifest(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Current(); ok {
+		t.Fatalf("a failed ingest published version %s", m.CurrentVersion)
+	}
+	leftBatchDirs(t, work)
 }
 
 // leftBatchDirs fails if a batch's scratch directory outlived RunAll.
@@ -139,12 +147,5 @@ func TestRunAllReadFailureIsReported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "does-not-exist.txt") {
 		t.Fatalf("RunAll with a missing second input: %v, want an error naming the file", err)
 	}
-	m, err := catalog.ReadManifest(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := m.Current(); ok {
-		t.Fatalf("a failed ingest published version %s", m.CurrentVersion)
-	}
-	leftBatchDirs(t, work)
+	failedCleanly(t, st, work)
 }
