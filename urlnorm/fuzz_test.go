@@ -125,17 +125,13 @@ func FuzzPathFastPaths(f *testing.F) {
 	})
 }
 
-// appendEscapedByByte is appendEscaped as it was before it copied runs.
+// appendEscapedByByte is appendEscaped as it was before it copied runs:
+// a byte at a time, with the same escape normalization.
 func appendEscapedByByte(dst []byte, s string, enc func(byte) bool) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) && !(isHex(v) && strayPercentBefore(dst)) {
-				dst = append(dst, v)
-			} else {
-				dst = append(dst, '%', upperHex[v>>4], upperHex[v&15])
-			}
+		if d, ok := appendNormEscape(dst, s[i:]); ok {
+			dst = d
 			i += 2
 			continue
 		}

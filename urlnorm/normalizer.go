@@ -344,17 +344,9 @@ func (n *Normalizer) Parse(raw string) (URL, error) {
 // Byte sets of Parse's scan of the authority (strings.IndexAny builds its
 // set on every call, which showed in ingest profiles).
 var (
-	nonSpecialAuthEnd = bytesOf("/?#")
-	specialAuthEnd    = bytesOf(`/\?#`)
+	nonSpecialAuthEnd = setOf(nil, '/', '?', '#')
+	specialAuthEnd    = setOf(nil, '/', '\\', '?', '#')
 )
-
-func bytesOf(chars string) *byteSet {
-	var s byteSet
-	for i := 0; i < len(chars); i++ {
-		s[chars[i]] = true
-	}
-	return &s
-}
 
 // indexQueryOrFragment is strings.IndexAny(s, "?#") by the vectorized
 // IndexByte: a URL's path and query are most of its bytes.

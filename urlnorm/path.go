@@ -106,10 +106,11 @@ func plainPath(p string) bool {
 // URL, which needs no encoding at all, a scan and one copy.
 type byteSet [256]bool
 
+// setOf is the set of the bytes in (nil: none) and also.
 func setOf(in func(byte) bool, also ...byte) *byteSet {
 	var s byteSet
 	for c := range 256 {
-		s[c] = in(byte(c))
+		s[c] = in != nil && in(byte(c))
 	}
 	for _, c := range also {
 		s[c] = true
@@ -261,13 +262,8 @@ func appendEscaped(dst []byte, s string, stop *byteSet) []byte {
 			break
 		}
 		c := s[i]
-		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) && !(isHex(v) && strayPercentBefore(dst)) {
-				dst = append(dst, v)
-			} else {
-				dst = append(dst, '%', upperHex[v>>4], upperHex[v&15])
-			}
+		if d, ok := appendNormEscape(dst, s[i:]); ok {
+			dst = d
 			i += 2
 			continue
 		}
@@ -278,6 +274,20 @@ func appendEscaped(dst []byte, s string, stop *byteSet) []byte {
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// appendNormEscape appends the escape s starts with, normalized as
+// appendEscaped says, and reports whether s starts with one ('%' and two
+// hex digits).
+func appendNormEscape(dst []byte, s string) ([]byte, bool) {
+	if len(s) < 3 || s[0] != '%' || !isHex(s[1]) || !isHex(s[2]) {
+		return dst, false
+	}
+	v := unhex(s[1])<<4 | unhex(s[2])
+	if isUnreserved(v) && !(isHex(v) && strayPercentBefore(dst)) {
+		return append(dst, v), true
+	}
+	return append(dst, '%', upperHex[v>>4], upperHex[v&15]), true
 }
 
 // strayPercentBefore reports whether dst ends with a '%' or a '%' and one

@@ -27,7 +27,7 @@ func dhsiPathQuery(pathname, search string) (string, string) {
 	for strings.Contains(pathname, "//") {
 		pathname = strings.ReplaceAll(pathname, "//", "/")
 	}
-	p := string(appendEscaped(nil, pathname, bytesOf("%"))) // normalize escapes only
+	p := string(appendEscaped(nil, pathname, setOf(nil, '%'))) // normalize escapes only
 	q := string(appendQuery(nil, strings.TrimPrefix(search, "?")))
 	return p, q
 }
