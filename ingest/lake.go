@@ -551,21 +551,18 @@ func readBuckets(cols []catalog.Column, buckets ...*spillFile) (*stagedRows, err
 // a tenth of an ingest's CPU.
 func (s *stagedRows) dedupe() {
 	str := s.str
-	s.rows = s.sortedByDomain()
+	var ends []int
+	s.rows, ends = s.sortedByDomain()
 	byURL := func(a, b lakeRow) int {
 		if c := strings.Compare(str(a.url), str(b.url)); c != 0 {
 			return c
 		}
 		return strings.Compare(str(a.rawRef()), str(b.rawRef())) // first raw wins
 	}
-	for i := 0; i < len(s.rows); {
-		dom := str(s.rows[i].domain)
-		j := i + 1
-		for j < len(s.rows) && str(s.rows[j].domain) == dom {
-			j++
-		}
-		slices.SortFunc(s.rows[i:j], byURL)
-		i = j
+	from := 0
+	for _, end := range ends {
+		slices.SortFunc(s.rows[from:end], byURL)
+		from = end
 	}
 	rows := s.rows
 	out := rows[:0]
@@ -586,9 +583,9 @@ func (s *stagedRows) dedupe() {
 }
 
 // sortedByDomain returns the rows in domain order, keeping the order of
-// a domain's rows: the distinct domains are sorted, then each row is
-// placed by its domain's rank.
-func (s *stagedRows) sortedByDomain() []lakeRow {
+// a domain's rows, and where each domain's rows end: the distinct domains
+// are sorted, then each row is placed by its domain's rank.
+func (s *stagedRows) sortedByDomain() (rows []lakeRow, ends []int) {
 	rank := make(map[string]int32)
 	rowRank := make([]int32, len(s.rows))
 	var names []string
@@ -624,7 +621,7 @@ func (s *stagedRows) sortedByDomain() []lakeRow {
 		out[start[r]] = s.rows[i]
 		start[r]++
 	}
-	return out
+	return out, start[:len(names)] // each rank's next row is now the end of its rows
 }
 
 // lakeSchema is the file schema of docs/format/lake.md.
