@@ -410,7 +410,7 @@ var errNothingNew = errors.New("nothing to ingest")
 // result and must call its write or close.
 func readBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, sum *Summary) (_ *batchRead, err error) {
 	// skip inputs already ingested into this dataset (exact counts depend on it)
-	inputs, hashes, skipped, err := newInputs(o.Files, prev.sources[id], o.Force)
+	inputs, hashes, skipped, inputBytes, err := newInputs(o.Files, prev.sources[id], o.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -429,12 +429,6 @@ func readBatch(ctx context.Context, o Options, prev *baseIndex, id uint32, sum *
 	}
 	r.lake = newLakeWriter(r.work, o.domains, o.StageBytes)
 	r.lake.cols = o.columns
-	var inputBytes int64
-	for _, p := range inputs {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			inputBytes += fi.Size()
-		}
-	}
 	r.lake.sizeHint(inputBytes)
 	if r.rejects, err = os.Create(filepath.Join(o.WorkDir, "rejects-"+o.Dataset+".tsv")); err != nil {
 		return nil, err
@@ -630,18 +624,19 @@ func loadBase(ctx context.Context, st store.Store, m *catalog.Manifest) (*baseIn
 	return b, nil
 }
 
-// newInputs hashes the inputs and drops those already ingested.
-func newInputs(paths []string, seen map[string]bool, force bool) (keep, hashes, skipped []string, err error) {
+// newInputs hashes the inputs and drops those already ingested; keptBytes
+// is what the kept ones hold (read while hashing: the staging size hint).
+func newInputs(paths []string, seen map[string]bool, force bool) (keep, hashes, skipped []string, keptBytes int64, err error) {
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, 0, err
 		}
 		h := sha256.New()
-		_, err = io.Copy(h, f)
+		n, err := io.Copy(h, f)
 		f.Close()
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", p, err)
+			return nil, nil, nil, 0, fmt.Errorf("%s: %w", p, err)
 		}
 		sum := hex.EncodeToString(h.Sum(nil))
 		if seen[sum] && !force {
@@ -649,8 +644,9 @@ func newInputs(paths []string, seen map[string]bool, force bool) (keep, hashes, 
 			continue
 		}
 		keep, hashes = append(keep, p), append(hashes, sum)
+		keptBytes += n
 	}
-	return keep, hashes, skipped, nil
+	return keep, hashes, skipped, keptBytes, nil
 }
 
 func putFile(ctx context.Context, st store.Store, key, path string) error {
