@@ -186,7 +186,9 @@ func TestShutdownLetsRunningStatementsFinish(t *testing.T) {
 	ctx := context.Background()
 	s, connect := activityServer(t)
 	root, ann, bob := connect("root"), connect("ann"), connect("bob")
-	const secondOrSo = "SELECT count(*) FROM range(600000000) t(i) WHERE i % 7 = 3"
+	// about a second here alone; CI runs other packages' tests beside it,
+	// which made a statement six times longer outlast Shutdown's deadline
+	const secondOrSo = "SELECT count(*) FROM range(100000000) t(i) WHERE i % 7 = 3"
 	done := make(chan error, 1)
 	go func() {
 		var n int64
@@ -195,7 +197,9 @@ func TestShutdownLetsRunningStatementsFinish(t *testing.T) {
 	waitCount(t, root, 1, 10*time.Second, "bob's active query", "SELECT count(*) FROM pg_stat_activity WHERE usename = 'bob' AND state = 'active'")
 	shut := make(chan error, 1)
 	go func() {
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		// generous: the deadline is what a loaded machine must meet, not
+		// what the test measures
+		sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 		defer cancel()
 		shut <- s.srv.Shutdown(sctx)
 	}()
