@@ -70,6 +70,14 @@ func (d *tempDef) merge(self string, tokens int, names map[string]int) (grew boo
 	return grew
 }
 
+// sqlPrepare is a SQL PREPARE a non-admin ran: its tokens for P5 and P6
+// at EXECUTE, its text and the read epoch DuckDB bound it in (E1).
+type sqlPrepare struct {
+	toks  []pgsql.Token
+	sql   string
+	epoch uint64
+}
+
 // pendingCreate is a CREATE of a TEMP view or macro that P1-P4 allowed:
 // its name and the tokens after it (its definition).
 type pendingCreate struct {
@@ -85,7 +93,7 @@ type pendingCreate struct {
 // 1.5.5 keeps a prepared statement's plan when a macro or view it names is
 // replaced, measured; the checks at EXECUTE and in openPortal hold
 // whether or not a later release binds it again.)
-func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error {
+func (s *session) expansionCheck(ctx context.Context, duckSQL string, toks []pgsql.Token) error {
 	create := s.creating
 	s.creating = nil
 	if create != nil {
@@ -96,8 +104,8 @@ func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error 
 		switch name, _ := identName(toks[1]); {
 		case toks[0].Is("PREPARE"):
 			prepared = name
-		case toks[0].Is("EXECUTE") && s.sqlPrepared[name] != nil:
-			toks = s.sqlPrepared[name]
+		case toks[0].Is("EXECUTE") && s.sqlPrepared[name].toks != nil:
+			toks = s.sqlPrepared[name].toks
 			// P6 on what runs: authorize checked the EXECUTE's own text,
 			// and a TEMP macro the prepared text calls may have grown
 			if err := s.builtinExpansionCheck(ctx, toks); err != nil {
@@ -127,9 +135,10 @@ func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error 
 	}
 	if prepared != "" {
 		if s.sqlPrepared == nil {
-			s.sqlPrepared = map[string][]pgsql.Token{}
+			s.sqlPrepared = map[string]sqlPrepare{}
 		}
-		s.sqlPrepared[prepared] = toks
+		// the epoch before DuckDB binds it (E1)
+		s.sqlPrepared[prepared] = sqlPrepare{toks: toks, sql: duckSQL, epoch: s.srv.readEpoch()}
 	}
 	return nil
 }
@@ -144,7 +153,7 @@ func (s *session) recheckExpansion(ctx context.Context, duckSQL string) error {
 	if err := s.builtinExpansionCheck(ctx, toks); err != nil {
 		return err
 	}
-	return s.expansionCheck(ctx, toks)
+	return s.expansionCheck(ctx, duckSQL, toks)
 }
 
 // noteTemp merges a definition of the TEMP view or macro name.

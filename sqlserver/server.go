@@ -81,6 +81,14 @@ type Config struct {
 	// NativeFunctions are answered without DuckDB when a statement is
 	// exactly SELECT * FROM name(args); see NativeFunction.
 	NativeFunctions map[string]NativeFunction
+	// ReadEpoch, when set, changes whenever what a session may read
+	// changes under its prepared statements: grants, a new index version.
+	// DuckDB folds a constant function call into a plan when it binds it
+	// (dhsi_lake_files() lists the files a session may read), and binds a
+	// prepared statement again only when a catalog object it reads
+	// changed, so a statement prepared in an earlier epoch is prepared
+	// again before it runs (planEpoch, E1 in session.go).
+	ReadEpoch func() uint64
 }
 
 // Defaults fills unset fields.
@@ -666,6 +674,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.Close()
 		return ctx.Err()
 	}
+}
+
+// readEpoch is cfg.ReadEpoch's value, 0 without one.
+func (s *Server) readEpoch() uint64 {
+	if s.cfg.ReadEpoch == nil {
+		return 0
+	}
+	return s.cfg.ReadEpoch()
 }
 
 func (s *Server) isDraining() bool {

@@ -38,6 +38,13 @@ const (
 // buffer is 8 KB; 64 KB keeps a typical first page in one write.
 const flushAt = 64 << 10
 
+// E1: a DuckDB statement runs on a plan bound in the current read epoch
+// (Server.readEpoch): DuckDB keeps the plan of a prepared statement that
+// names no catalog object it reads, with dhsi_lake_files() folded into it
+// as the file list of the grants and index version it was bound under. So
+// openPortal prepares a statement again when the epoch moved since
+// (prepared.epoch), and a SQL EXECUTE's PREPARE before it (sqlPrepare.epoch).
+
 // session is one client connection. Its fields are touched only by the
 // connection's goroutine, except running (protected by mu), which the cancel
 // path reads.
@@ -80,7 +87,7 @@ type session struct {
 	// tempsVersion counts the changes to temps; sqlPrepared holds the
 	// statements of SQL PREPARE by name, for P5 to check at EXECUTE
 	tempsVersion uint64
-	sqlPrepared  map[string][]pgsql.Token
+	sqlPrepared  map[string]sqlPrepare
 	tx           byte // txIdle, txActive, txFailed
 
 	stmts   map[string]*prepared
@@ -115,6 +122,8 @@ type prepared struct {
 	// current_user or pg_settings as they were: openPortal prepares it
 	// again when they changed.
 	vars string
+	// epoch: the read epoch stmt was bound in (E1)
+	epoch uint64
 	// temps: session.tempsVersion when P5 last checked duckSQL. openPortal
 	// prepares duckSQL again at times (vars, a busy statement), binding the
 	// TEMP macros and views it names as they are then, so it checks the
@@ -794,11 +803,12 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			return nil, err
 		}
 		p.temps = s.tempsVersion
+		epoch := s.srv.readEpoch() // before the bind, which may see a later one
 		stmt, err := s.prepareDuck(ctx, p.duckSQL)
 		if err != nil {
 			return nil, err
 		}
-		p.stmt, p.vars = stmt.(*duckdb.Stmt), s.syncedVariables
+		p.stmt, p.vars, p.epoch = stmt.(*duckdb.Stmt), s.syncedVariables, epoch
 		shape, err := s.shapeStatement(ctx, p.stmt, duckToks, p.argOIDs)
 		if err != nil {
 			p.stmt.Close()
@@ -1159,18 +1169,31 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 		}
 		p.temps = s.tempsVersion
 	}
-	if !p.busy && p.vars != s.syncedVariables {
-		// the variables changed since the plan was bound (prepared.vars)
-		st, err := s.duck.PrepareContext(ctx, p.duckSQL)
+	epoch := s.srv.readEpoch()
+	// the variables (prepared.vars) or what the session may read (E1)
+	// changed since the plan was bound
+	rebind := p.vars != s.syncedVariables || p.epoch != epoch
+	if len(p.class.toks) > 0 && p.class.toks[0].Is("EXECUTE") && len(s.sqlPrepared) > 0 {
+		// DuckDB's EXECUTE runs the plan its PREPARE bound (E1); a statement
+		// of an EXECUTE may hold that plan too, so it is prepared again
+		// after
+		again, err := s.reprepareSQL(ctx, epoch)
+		if err != nil {
+			return false, err
+		}
+		rebind = rebind || again
+	}
+	if !p.busy && rebind {
+		st, err := s.prepareDuck(ctx, p.duckSQL)
 		if err != nil {
 			return false, err
 		}
 		p.stmt.Close()
-		p.stmt, p.vars = st.(*duckdb.Stmt), s.syncedVariables
+		p.stmt, p.vars, p.epoch = st.(*duckdb.Stmt), s.syncedVariables, epoch
 	}
 	stmt := p.stmt
 	if p.busy { // another portal holds a result on the shared statement
-		st, err := s.duck.PrepareContext(ctx, p.duckSQL)
+		st, err := s.prepareDuck(ctx, p.duckSQL)
 		if err != nil {
 			return false, err
 		}
@@ -1215,6 +1238,55 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 		p.busy = true
 	}
 	return true, nil
+}
+
+// reprepareSQL runs again each SQL PREPARE bound before epoch whose
+// statement DuckDB still has (E1; DuckDB replaces a statement of the same
+// name), and reports whether it ran any.
+func (s *session) reprepareSQL(ctx context.Context, epoch uint64) (bool, error) {
+	stale := false
+	for _, sp := range s.sqlPrepared {
+		stale = stale || sp.epoch != epoch
+	}
+	if !stale {
+		return false, nil
+	}
+	// a PREPARE DuckDB refused, or one DEALLOCATE ended, stays ended
+	rows, err := s.duck.QueryContext(ctx, "SELECT name FROM duckdb_prepared_statements()", nil)
+	if err != nil {
+		return false, err
+	}
+	live := map[string]bool{}
+	dest := make([]driver.Value, 1)
+	for rows.Next(dest) == nil {
+		if name, ok := dest[0].(string); ok {
+			live[name] = true
+		}
+	}
+	rows.Close()
+	again := false
+	for name, sp := range s.sqlPrepared {
+		if sp.epoch == epoch {
+			continue
+		}
+		if !live[name] {
+			delete(s.sqlPrepared, name)
+			continue
+		}
+		sctx, done, err := s.statementContext(ctx)
+		if err != nil {
+			return again, err
+		}
+		_, err = s.duck.ExecContext(sctx, sp.sql, nil)
+		done()
+		if err != nil {
+			return again, err
+		}
+		sp.epoch = epoch
+		s.sqlPrepared[name] = sp
+		again = true
+	}
+	return again, nil
 }
 
 // sendRows sends DataRows from the portal's open result, at most maxRows

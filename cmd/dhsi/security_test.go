@@ -511,6 +511,72 @@ func TestGrantsHideDatasetsEverywhere(t *testing.T) {
 	}
 }
 
+// TestRevokeReachesPreparedStatements: a statement a reader prepared while
+// a dataset was visible to it sees none of that dataset after a revoke,
+// whatever it reads: the urls view, dhsi_lake_files() directly (which
+// DuckDB folds into the plan when it binds it), a table function, a SQL
+// PREPARE. And one prepared before an ingest reads the new version.
+func TestRevokeReachesPreparedStatements(t *testing.T) {
+	s := startSecurityServer(t)
+	ctx := context.Background()
+	admin, rita := s.connect(t, "alice"), s.connect(t, "rita")
+	team := s.ids["team"]
+	queries := []string{
+		"SELECT count(DISTINCT dataset_id) FROM urls",
+		"SELECT least(count(*), 1) FROM (SELECT unnest(dhsi_lake_files()) AS f) WHERE f LIKE '%dataset_id=" + strconv.Itoa(int(team)) + "/%'",
+		"SELECT count(*) FROM domain_datasets('shared.example')",
+		"SELECT count(*) FROM datasets",
+		"EXECUTE lake_files",
+		// a dataset ingested below (ids are dense)
+		"SELECT least(count(*), 1) FROM (SELECT unnest(dhsi_lake_files()) AS f) WHERE f LIKE '%dataset_id=" + strconv.Itoa(len(s.ids)+1) + "/%'",
+	}
+	for _, q := range []string{
+		"PREPARE lake_files AS SELECT least(count(*), 1) FROM (SELECT unnest(dhsi_lake_files()) AS f) WHERE f LIKE '%dataset_id=" + strconv.Itoa(int(team)) + "/%'",
+	} {
+		if _, err := rita.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	counts := func() []int64 {
+		out := make([]int64, len(queries))
+		for i, q := range queries {
+			out[i] = one[int64](t, rita, q) // pgx prepares each once and keeps it
+		}
+		return out
+	}
+	before := counts()
+	// team visible to alice (an admin sees it anyway) and no longer to rita
+	for _, q := range []string{"CALL grant_dataset('team', 'alice')", "CALL revoke_dataset('team', 'rita')"} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	after := counts()
+	want := []int64{2, 1, 2, 2, 1, 0}
+	wantAfter := []int64{1, 0, 1, 1, 0, 0}
+	for i, q := range queries {
+		if before[i] != want[i] || after[i] != wantAfter[i] {
+			t.Errorf("rita's prepared %q: %d before the revoke, %d after; want %d and %d", q, before[i], after[i], want[i], wantAfter[i])
+		}
+	}
+	// a new version: the statement prepared before it lists its files
+	f := filepath.Join(t.TempDir(), "late.txt")
+	if err := os.WriteFile(f, []byte("https://late.example/a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(ctx, []string{"ingest", "--store", s.store, "--dataset", "late", f}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("ingest late: exit %d", code)
+	}
+	late := queries[len(queries)-1]
+	deadline := time.Now().Add(10 * time.Second)
+	for one[int64](t, rita, late) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after an ingest, rita's prepared %q still does not list the new dataset's files", late)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func (s *securityServer) httpGet(t *testing.T, user, path string) (int, string) {
 	return s.httpGetAs(t, user, user+"-pw", path)
 }

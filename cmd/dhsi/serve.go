@@ -186,7 +186,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
 		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, FairAbove: *fairAbove, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: append(slices.Clone(udf.TableFunctions), records.TableFunctions...), NativeFunctions: native,
-			Procedures:      udf.ProcedureRoles,
+			Procedures: udf.ProcedureRoles,
+			// urls is set by the Init hook below, before any session
+			ReadEpoch: func() uint64 {
+				if urls == nil {
+					return 0
+				}
+				return urls.readEpoch.Load()
+			},
 			RoleLimits:      limits,
 			Observer:        observer,
 			ReaderFunctions: append([]string{records.LookupFunction}, udf.ReaderTableFunctions...),
@@ -280,9 +287,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					return err
 				}
 				grants.OnChange = func() {
-					// prepared statements over the urls view folded the
-					// old grants into their file list: replacing the view
-					// makes DuckDB bind them again
+					// prepared statements folded the old grants into their
+					// file list: replacing the view makes DuckDB bind those
+					// over it again, and the read epoch it moves the server
+					// all others (sqlserver E1)
 					if err := u.updateURLsView(context.Background()); err != nil {
 						log.Warn("re-create the urls view after a grants change", "err", err)
 					}

@@ -43,6 +43,10 @@ type urlService struct {
 	// grants are the dataset grants in force (nil: none), for the urls
 	// view's kept columns
 	grants func() *access.Grants
+	// readEpoch moves each time the urls view is made again, for a grants
+	// change or a new version: the SQL server's Config.ReadEpoch (a plan
+	// bound before holds dhsi_lake_files()'s old list)
+	readEpoch atomic.Uint64
 }
 
 func newURLService(ctx context.Context, st store.Store, db *sql.DB, emptyDir string, o catalog.URLIndexOptions) (*urlService, error) {
@@ -116,6 +120,9 @@ func (s *urlService) refresh(ctx context.Context) error {
 // reveals no dataset. On S3 it is urls_scan(), which the server answers
 // with the same rule.
 func (s *urlService) updateURLsView(ctx context.Context) error {
+	// first: the grants or the version already changed, and a statement
+	// bound from now on sees them
+	s.readEpoch.Add(1)
 	snap := s.x.Current()
 	_, local := s.st.(catalog.LocalPather)
 	extra := s.viewColumns(snap)
