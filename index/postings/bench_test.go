@@ -118,3 +118,35 @@ func BenchmarkPostingsLookup(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMerge is an incremental ingest's merge: a shard of 20,000
+// domains in 63 datasets, and a new dataset holding a fifth of them (the
+// realistic corpus' 156k-URL dataset touches 22% of its domains).
+func BenchmarkMerge(b *testing.B) {
+	var old, fresh []posting
+	indextest.Corpus{Domains: 20000, Datasets: 63, Seed: 7}.Each(func(d uint64, ds []uint32, sp [][]indextest.Span) {
+		for i, x := range ds {
+			s := make(Spans, len(sp[i]))
+			for j, v := range sp[i] {
+				s[j] = Span(v)
+			}
+			old = append(old, posting{d, x, s})
+		}
+		if d%5 == 0 {
+			fresh = append(fresh, posting{d, 64, Spans{spAt(1<<20+uint32(d%1000), 0, 3, 17)}})
+		}
+	})
+	o, f := writeShard(b, old, DefaultStride, false), writeShard(b, fresh, DefaultStride, false)
+	b.SetBytes(int64(len(o.dat) + len(o.idx)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var ib, db bytes.Buffer
+		w := NewWriter(&ib, &db)
+		if err := Merge(w, o.open(b, Options{}), f.open(b, Options{})); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

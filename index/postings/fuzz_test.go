@@ -141,5 +141,29 @@ func FuzzRoundTrip(f *testing.F) {
 		if err := Merge(w, r, s.open(t, Options{LoadIndex: true})); err == nil && len(ps) > 0 {
 			t.Fatal("merging a shard with itself did not report duplicate row groups")
 		}
+		// split between two sources by the input's bits (whole domains,
+		// copied, or keys of one domain in both, merged): the merge is the
+		// shard written whole
+		var a, c []posting
+		for i, p := range ps {
+			if data[3*i]&4 != 0 {
+				a = append(a, p)
+			} else {
+				c = append(c, p)
+			}
+		}
+		ib.Reset()
+		db.Reset()
+		w = NewWriter(&ib, &db)
+		if err := Merge(w, writeShard(t, a, uint32(stride)%5+1, false).open(t, Options{}), writeShard(t, c, 3, true).open(t, Options{})); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		whole := writeShard(t, ps, DefaultStride, false)
+		if !bytes.Equal(ib.Bytes(), whole.idx) || !bytes.Equal(db.Bytes(), whole.dat) {
+			t.Fatal("merging a split shard is not the shard written whole")
+		}
 	})
 }

@@ -2,7 +2,6 @@ package postings
 
 import (
 	"fmt"
-	"iter"
 	"slices"
 )
 
@@ -13,65 +12,88 @@ import (
 // sorted by (file_id, row_group). The same row group under one key in two
 // sources fails with ErrDuplicateSpan. Merge only adds to dst; the caller closes it.
 //
-// Memory is one idx block per source plus one key's spans; sources are
-// scanned once, and each key costs O(len(srcs)) to pick, which is right for
-// the handful of sources a compaction merges.
+// A domain only one source holds, in dst's format version, is copied as
+// stored, its CRC checked (P5): an ingest adds a dataset to a fifth of a
+// shard's domains, and decoding and encoding the others again was most of
+// the merge (BenchmarkMerge). The copy is the bytes dst would write for it,
+// since a payload has one encoding (decodePayloadOf).
+//
+// Memory is one idx block per source plus one domain's entries; sources
+// are scanned once, and each domain costs O(len(srcs)) to pick, which is
+// right for the handful of sources a compaction merges.
 func Merge(dst *Writer, srcs ...*Reader) error {
-	type cursor struct {
-		src  *Reader
-		next func() (Entry, error, bool)
-		stop func()
-		cur  Entry
-		ok   bool
-	}
-	cs := make([]*cursor, 0, len(srcs))
-	defer func() {
-		for _, c := range cs {
-			c.stop()
-		}
-	}()
-	advance := func(c *cursor) error {
-		e, err, ok := c.next()
-		if err != nil {
+	cs := make([]*domainCursor, len(srcs))
+	for i, s := range srcs {
+		cs[i] = &domainCursor{r: s}
+		if err := cs[i].next(); err != nil {
 			return fmt.Errorf("postings: merge: %w", err)
 		}
-		c.cur, c.ok = e, ok
-		return nil
 	}
-	for _, s := range srcs {
-		next, stop := iter.Pull2(s.All())
-		c := &cursor{src: s, next: next, stop: stop}
-		cs = append(cs, c)
-		if err := advance(c); err != nil {
-			return err
-		}
-	}
+	var at []*domainCursor // the sources holding the domain, in source order
+	var decoded [][]Entry  // their entries
 	var spans Spans
 	for {
-		var lo *cursor
+		var lo *domainCursor
 		for _, c := range cs {
-			if c.ok && (lo == nil || compareKey(c.cur.DomainID, c.cur.DatasetID, lo.cur.DomainID, lo.cur.DatasetID) < 0) {
+			if c.ok && (lo == nil || c.id < lo.id) {
 				lo = c
 			}
 		}
 		if lo == nil {
 			return nil
 		}
-		d, ds := lo.cur.DomainID, lo.cur.DatasetID
-		spans = spans[:0]
-		from := 0 // number of sources contributing
+		d := lo.id
+		at = at[:0]
 		for _, c := range cs {
-			if !c.ok || c.cur.DomainID != d || c.cur.DatasetID != ds {
-				continue
+			if c.ok && c.id == d {
+				at = append(at, c)
 			}
-			p, err := c.src.Payload(c.cur)
-			if err != nil {
+		}
+		if len(at) == 1 && at[0].r.version == dst.version {
+			if err := dst.addPayload(d, at[0].payload); err != nil {
 				return fmt.Errorf("postings: merge: %w", err)
 			}
-			spans = append(spans, p...)
-			from++
-			if err := advance(c); err != nil {
-				return err
+		} else if err := mergeDomain(dst, d, at, decoded[:0], spans[:0]); err != nil {
+			return err
+		}
+		for _, c := range at {
+			if err := c.next(); err != nil {
+				return fmt.Errorf("postings: merge: %w", err)
+			}
+		}
+	}
+}
+
+// mergeDomain decodes domain d's payloads in the sources at (in source
+// order) and adds its keys to dst, a key held by several sources with
+// their spans together. decoded and spans are scratch.
+func mergeDomain(dst *Writer, d uint64, at []*domainCursor, decoded [][]Entry, spans Spans) error {
+	for _, c := range at {
+		es, err := decodePayload(c.payload, d, c.r.version)
+		if err != nil {
+			return fmt.Errorf("postings: merge: payload of domain %d: %w", d, err)
+		}
+		decoded = append(decoded, es)
+	}
+	for {
+		// the least dataset left in any source (each source's are
+		// increasing, P1)
+		ds, found := uint32(0), false
+		for _, es := range decoded {
+			if len(es) > 0 && (!found || es[0].DatasetID < ds) {
+				ds, found = es[0].DatasetID, true
+			}
+		}
+		if !found {
+			return nil
+		}
+		spans = spans[:0]
+		from := 0
+		for i, es := range decoded {
+			if len(es) > 0 && es[0].DatasetID == ds {
+				spans = append(spans, es[0].spans...)
+				decoded[i] = es[1:]
+				from++
 			}
 		}
 		if from > 1 {

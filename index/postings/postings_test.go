@@ -587,6 +587,68 @@ func TestMergeOfSplitCorpusEqualsCorpus(t *testing.T) {
 	}
 }
 
+// TestMergeCopiesDomainsOfOneSource: a domain only one source holds is
+// copied as stored, one in several is merged, a source of an older version
+// is encoded again; whichever way, the result is the shard written whole,
+// byte for byte.
+func TestMergeCopiesDomainsOfOneSource(t *testing.T) {
+	ps := corpus(2000)
+	for _, version := range []uint32{3, Version} {
+		t.Run(fmt.Sprintf("old source in version %d", version), func(t *testing.T) {
+			// by domain: a third only in old, a third only in fresh, a
+			// third with its keys split between them
+			var old, fresh []posting
+			for _, p := range ps {
+				switch p.d % 3 {
+				case 0:
+					old = append(old, p)
+				case 1:
+					fresh = append(fresh, p)
+				default:
+					if p.ds%2 == 0 {
+						old = append(old, p)
+					} else {
+						fresh = append(fresh, p)
+					}
+				}
+			}
+			var oi, od bytes.Buffer
+			ow, err := NewWriterConfig(&oi, &od, Config{SparseStride: 7, version: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range old {
+				if err := ow.Add(p.d, p.ds, p.spans); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ow.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var ib, db bytes.Buffer
+			w := NewWriter(&ib, &db)
+			if err := Merge(w, shard{oi.Bytes(), od.Bytes()}.open(t, Options{}), writeShard(t, fresh, 300, true).open(t, Options{})); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			whole := writeShard(t, ps, DefaultStride, false)
+			if !bytes.Equal(ib.Bytes(), whole.idx) || !bytes.Equal(db.Bytes(), whole.dat) {
+				t.Fatal("the merge is not the shard written whole, byte for byte")
+			}
+		})
+	}
+	// a copied payload that fails its CRC fails the merge
+	s := writeShard(t, ps[:50], 4, false)
+	s.dat = slices.Clone(s.dat)
+	s.dat[len(s.dat)-1] ^= 1
+	var ib, db bytes.Buffer
+	if err := Merge(NewWriter(&ib, &db), s.open(t, Options{})); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("merging a shard with a flipped payload bit: %v, want ErrCorrupt", err)
+	}
+}
+
 func TestShardOf(t *testing.T) {
 	cases := []struct {
 		name   string

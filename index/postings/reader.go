@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"sort"
 	"sync"
 
@@ -366,6 +367,83 @@ func (r *Reader) All() iter.Seq2[Entry, error] {
 			}
 		}
 	}
+}
+
+// domainCursor walks a shard's domains in order for Merge: each domain's
+// payload as stored, its block checked as All checks it and the payload
+// against its CRC (P5), but not decoded.
+type domainCursor struct {
+	r   *Reader
+	b   uint64 // the block blk holds
+	blk []byte // block b's entries, nil before the first
+	i   int    // the next entry of blk
+	// dat: block b's payloads, read at once (version 4, whose sparse
+	// entries say where a block's payloads start), from datAt
+	dat   []byte
+	datAt uint64
+	id    uint64 // the current domain, when ok
+	// payload is the current domain's, valid until the next call
+	payload []byte
+	ok      bool
+}
+
+// next moves to the next domain; ok is false past the last.
+func (c *domainCursor) next() error {
+	r := c.r
+	blocks := uint64(len(r.sparse)) / r.sparseN
+	for c.blk == nil || uint64(c.i)*r.entry >= uint64(len(c.blk)) {
+		if c.blk != nil {
+			c.b++
+		}
+		if c.b >= blocks {
+			c.ok = false
+			return nil
+		}
+		err := r.withBlock(c.b, true, func(blk []byte) error {
+			c.blk = append(c.blk[:0], blk...) // withBlock's buffer is pooled
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		c.i = 0
+		c.dat = c.dat[:0]
+		if r.version >= 4 {
+			from, to := r.blockStart(c.b), r.blockStart(c.b+1)
+			if to < from || to > r.datSize {
+				return corruptf("idx block %d: payloads from %d to %d", c.b, from, to)
+			}
+			c.dat = slices.Grow(c.dat, int(to-from))[:to-from]
+			if err := binio.ReadFull(r.dat, int64(from), c.dat); err != nil {
+				return readErr(fmt.Sprintf("payloads of idx block %d", c.b), err)
+			}
+			c.datAt = from
+		}
+	}
+	e, err := r.entryAt(c.b, c.blk, c.i)
+	if err != nil {
+		return err
+	}
+	c.i++
+	if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) {
+		return corruptf("payload of domain %d at %d+%d is outside dat", e.DomainID, e.PayloadOffset, e.PayloadLen)
+	}
+	var p []byte
+	if r.version >= 4 {
+		// entryAt bounds the payload by the next entry or the next block
+		// start, so it lies in the block's
+		if e.PayloadOffset < c.datAt || e.PayloadOffset+uint64(e.PayloadLen) > c.datAt+uint64(len(c.dat)) {
+			return corruptf("payload of domain %d at %d+%d is outside its block's", e.DomainID, e.PayloadOffset, e.PayloadLen)
+		}
+		p = c.dat[e.PayloadOffset-c.datAt:][:e.PayloadLen]
+	} else if p, err = binio.ReadAt(r.dat, int64(e.PayloadOffset), int(e.PayloadLen)); err != nil {
+		return readErr(fmt.Sprintf("payload of domain %d", e.DomainID), err)
+	}
+	if got, want := payloadCRC(e.DomainID, p[4:]), binary.LittleEndian.Uint32(p); got != want {
+		return fmt.Errorf("payload of domain %d: %w", e.DomainID, corruptf("payload checksum %08x, want %08x", got, want))
+	}
+	c.id, c.payload, c.ok = e.DomainID, p, true
+	return nil
 }
 
 // Verify checks the whole shard: every block, P1 across blocks, P2, and

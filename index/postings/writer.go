@@ -99,6 +99,8 @@ func (w *Writer) Add(domainID uint64, datasetID uint32, spans []Span) error {
 		if compareKey(domainID, datasetID, w.domain, last) <= 0 {
 			return fmt.Errorf("%w: key (%d, %d) is not after (%d, %d)", ErrInput, domainID, datasetID, w.domain, last)
 		}
+	} else if w.n > 0 && domainID <= w.domain {
+		return fmt.Errorf("%w: domain %d is not after domain %d", ErrInput, domainID, w.domain)
 	}
 	if err := checkSpans(spans); err != nil {
 		return fmt.Errorf("%w: key (%d, %d): %v", ErrInput, domainID, datasetID, err)
@@ -121,30 +123,60 @@ func (w *Writer) Add(domainID uint64, datasetID uint32, spans []Span) error {
 // flushDomain writes the collected domain's payload and idx entry.
 func (w *Writer) flushDomain() error {
 	w.payload = appendPayload(w.payload[:0], w.domain, w.keys, w.version)
-	if len(w.payload) > 1<<32-1 {
-		w.err = fmt.Errorf("%w: domain %d: payload of %d bytes", ErrInput, w.domain, len(w.payload))
+	return w.writePayload(w.domain, w.payload)
+}
+
+// addPayload writes domainID's payload as a shard of this writer's version
+// stores it: Merge's copy of a domain only one source holds, whose payload
+// passed its CRC (P5; the CRC covers domainID). Keys collected by Add are
+// written first; domainID must follow them (P1).
+func (w *Writer) addPayload(domainID uint64, payload []byte) error {
+	if w.err != nil {
 		return w.err
 	}
-	if w.version >= 4 && w.datOff+uint64(len(w.payload)) > maxDat {
-		w.err = fmt.Errorf("%w: domain %d: a shard's postings.dat passes %d bytes; write the index with more shards", ErrInput, w.domain, uint64(maxDat))
+	if (w.started || w.n > 0) && domainID <= w.domain {
+		return fmt.Errorf("%w: domain %d is not after domain %d", ErrInput, domainID, w.domain)
+	}
+	if w.started {
+		if err := w.flushDomain(); err != nil {
+			return err
+		}
+		w.started = false
+	}
+	if w.n >= maxEntries {
+		return fmt.Errorf("%w: more than %d domains in one shard", ErrInput, uint64(maxEntries))
+	}
+	w.domain = domainID
+	return w.writePayload(domainID, payload)
+}
+
+// writePayload writes a domain's encoded payload to dat and its entry to
+// idx.
+func (w *Writer) writePayload(domain uint64, payload []byte) error {
+	if len(payload) > 1<<32-1 {
+		w.err = fmt.Errorf("%w: domain %d: payload of %d bytes", ErrInput, domain, len(payload))
 		return w.err
 	}
-	if _, err := w.dat.Write(w.payload); err != nil {
+	if w.version >= 4 && w.datOff+uint64(len(payload)) > maxDat {
+		w.err = fmt.Errorf("%w: domain %d: a shard's postings.dat passes %d bytes; write the index with more shards", ErrInput, domain, uint64(maxDat))
+		return w.err
+	}
+	if _, err := w.dat.Write(payload); err != nil {
 		w.err = fmt.Errorf("postings: write payload: %w", err)
 		return w.err
 	}
-	e := idxEntry{DomainID: w.domain, PayloadOffset: w.datOff, PayloadLen: uint32(len(w.payload))}
+	e := idxEntry{DomainID: domain, PayloadOffset: w.datOff, PayloadLen: uint32(len(payload))}
 	var buf [entrySizeV3]byte
 	b := appendEntry(buf[:0], e, w.version)
 	if w.n%uint64(w.stride) == 0 {
 		w.closeBlock()
-		w.sparse = binary.LittleEndian.AppendUint64(w.sparse, w.domain)
+		w.sparse = binary.LittleEndian.AppendUint64(w.sparse, domain)
 		w.sparse = append(w.sparse, 0, 0, 0, 0) // block CRC, set by closeBlock
 		if w.version >= 4 {
 			w.sparse = binary.LittleEndian.AppendUint32(w.sparse, uint32(w.datOff))
 		}
 	}
-	w.datOff += uint64(len(w.payload))
+	w.datOff += uint64(len(payload))
 	w.blockCRC = binio.CRCUpdate(w.blockCRC, b)
 	if _, err := w.idx.Write(b); err != nil {
 		w.err = fmt.Errorf("postings: write entry: %w", err)
