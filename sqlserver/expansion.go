@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/jeroenrinzema/psql-wire/codes"
@@ -100,18 +101,22 @@ func (s *session) expansionCheck(ctx context.Context, duckSQL string, toks []pgs
 		toks = create.body // the name being created is no reference
 	}
 	var prepared string
-	if len(toks) > 1 {
-		switch name, _ := identName(toks[1]); {
-		case toks[0].Is("PREPARE"):
-			prepared = name
-		case toks[0].Is("EXECUTE") && s.sqlPrepared[name].toks != nil:
-			toks = s.sqlPrepared[name].toks
-			// P6 on what runs: authorize checked the EXECUTE's own text,
-			// and a TEMP macro the prepared text calls may have grown
-			if err := s.builtinExpansionCheck(ctx, toks); err != nil {
-				return err
-			}
+	if len(toks) > 1 && toks[0].Is("PREPARE") {
+		prepared, _ = identName(toks[1])
+	}
+	// what an EXECUTE runs, EXPLAIN [ANALYZE] EXECUTE too, is the statement
+	// prepared: P6 on it (authorize checked the EXECUTE's own text, and a
+	// TEMP macro the prepared text calls may have grown since), and P5
+	// below counts its names with the statement's own
+	for _, name := range executedNames(toks) {
+		sp, ok := s.sqlPrepared[name]
+		if !ok {
+			continue
 		}
+		if err := s.builtinExpansionCheck(ctx, sp.toks); err != nil {
+			return err
+		}
+		toks = append(slices.Clip(toks), sp.toks...)
 	}
 	if len(s.temps) > 0 {
 		sizes := map[string]int{}
@@ -141,6 +146,22 @@ func (s *session) expansionCheck(ctx context.Context, duckSQL string, toks []pgs
 		s.sqlPrepared[prepared] = sqlPrepare{toks: toks, sql: duckSQL, epoch: s.srv.readEpoch()}
 	}
 	return nil
+}
+
+// executedNames are the statements of SQL PREPARE that toks runs: the name
+// after each EXECUTE, as in EXECUTE p and EXPLAIN ANALYZE EXECUTE p.
+// (DuckDB takes EXECUTE nowhere else, not in a PREPARE; the scan does not
+// rely on it.)
+func executedNames(toks []pgsql.Token) []string {
+	var out []string
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i].Is("EXECUTE") {
+			if name, ok := identName(toks[i+1]); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // recheckExpansion applies P6 and P5 again to a statement prepared before

@@ -3,10 +3,13 @@ package sqlserver_test
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/dhsi/dhsi/sqlserver"
 )
 
 // TestTempExpansionIsBounded: P5. TEMP macros (or views) that each name
@@ -123,8 +126,10 @@ func TestTempExpansionIsBounded(t *testing.T) {
 	if _, err := reader.Exec(ctx, "many"); sqlstate(err) != "54001" {
 		t.Errorf("a prepared statement after what it names grew: %v, want 54001", err)
 	}
-	if err := exec(reader, "EXECUTE many_sql"); sqlstate(err) != "54001" {
-		t.Errorf("EXECUTE after what it names grew: %v, want 54001", err)
+	for _, q := range []string{"EXECUTE many_sql", "EXPLAIN EXECUTE many_sql", "EXPLAIN ANALYZE EXECUTE many_sql"} {
+		if err := exec(reader, q); sqlstate(err) != "54001" {
+			t.Errorf("%s after what it names grew: %v, want 54001", q, err)
+		}
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("the refusals took %v", took)
@@ -148,5 +153,61 @@ func TestTempExpansionIsBounded(t *testing.T) {
 	admin := as("ada")
 	if at := chain(admin, "macro", 14); at != 0 {
 		t.Errorf("the admin's chain refused at %d", at)
+	}
+}
+
+// TestReadEpochPreparesOnlyWhatRuns: once the read epoch moved (E1), an
+// EXECUTE, or EXPLAIN ANALYZE EXECUTE, prepares again the statement it
+// runs, after P6 and P5 on it as its TEMP macros are now; the session's
+// other SQL PREPAREs stay as they were, and a deallocated one stays gone.
+func TestReadEpochPreparesOnlyWhatRuns(t *testing.T) {
+	var epoch atomic.Uint64
+	s := startServer(t, func(c *sqlserver.Config) {
+		readerAndAdmin(c)
+		c.ReadEpoch = epoch.Load
+	})
+	ctx := ctxT(t)
+	rita := s.connectAs(t, "rita", "pw")
+	simple := func(sql string) error {
+		_, err := rita.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+		return err
+	}
+	for _, q := range []string{
+		"CREATE TEMP MACRO grows(x) AS x + 1",
+		"PREPARE big AS SELECT 0" + strings.Repeat(" + grows(1)", 100),
+		"PREPARE small AS SELECT 41 + 1",
+		"PREPARE gone AS SELECT 1",
+		"DEALLOCATE gone",
+		"CREATE TEMP MACRO m0(x) AS x + 1",
+	} {
+		if err := simple(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for i := 1; i <= 9; i++ {
+		if err := simple(fmt.Sprintf("CREATE TEMP MACRO m%d(x) AS m%d(x) + m%d(x)", i, i-1, i-1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// big now expands past P5's bound; small names nothing that grew
+	if err := simple("CREATE OR REPLACE TEMP MACRO grows(x) AS m9(x)"); err != nil {
+		t.Fatal(err)
+	}
+	epoch.Add(1)
+	var n int
+	if err := rita.QueryRow(ctx, "EXECUTE small", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 42 {
+		t.Errorf("EXECUTE small after the epoch moved: %d, %v", n, err)
+	}
+	for _, q := range []string{"EXECUTE big", "EXPLAIN ANALYZE EXECUTE big"} {
+		if err := simple(q); sqlstate(err) != "54001" {
+			t.Errorf("%s after the epoch moved and what it names grew: %v, want 54001", q, err)
+		}
+	}
+	if err := simple("EXECUTE gone"); err == nil {
+		t.Error("a deallocated statement ran again after the epoch moved")
+	}
+	epoch.Add(1)
+	if err := rita.QueryRow(ctx, "EXPLAIN ANALYZE EXECUTE small", pgx.QueryExecModeSimpleProtocol).Scan(new(string), new(string)); err != nil {
+		t.Errorf("EXPLAIN ANALYZE EXECUTE small after the epoch moved again: %v", err)
 	}
 }

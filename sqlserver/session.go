@@ -1173,15 +1173,17 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	// the variables (prepared.vars) or what the session may read (E1)
 	// changed since the plan was bound
 	rebind := p.vars != s.syncedVariables || p.epoch != epoch
-	if len(p.class.toks) > 0 && p.class.toks[0].Is("EXECUTE") && len(s.sqlPrepared) > 0 {
-		// DuckDB's EXECUTE runs the plan its PREPARE bound (E1); a statement
-		// of an EXECUTE may hold that plan too, so it is prepared again
-		// after
-		again, err := s.reprepareSQL(ctx, epoch)
-		if err != nil {
-			return false, err
+	if len(s.sqlPrepared) > 0 {
+		// DuckDB's EXECUTE runs the plan its PREPARE bound (E1), and so
+		// does EXPLAIN ANALYZE EXECUTE; a statement of an EXECUTE may hold
+		// that plan too, so it is prepared again after
+		for _, name := range executedNames(p.class.toks) {
+			again, err := s.reprepareSQL(ctx, name, epoch)
+			if err != nil {
+				return false, err
+			}
+			rebind = rebind || again
 		}
-		rebind = rebind || again
 	}
 	if !p.busy && rebind {
 		st, err := s.prepareDuck(ctx, p.duckSQL)
@@ -1240,53 +1242,53 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	return true, nil
 }
 
-// reprepareSQL runs again each SQL PREPARE bound before epoch whose
-// statement DuckDB still has (E1; DuckDB replaces a statement of the same
-// name), and reports whether it ran any.
-func (s *session) reprepareSQL(ctx context.Context, epoch uint64) (bool, error) {
-	stale := false
-	for _, sp := range s.sqlPrepared {
-		stale = stale || sp.epoch != epoch
-	}
-	if !stale {
+// reprepareSQL runs the SQL PREPARE of name again if DuckDB bound it
+// before epoch and still holds it (E1; DuckDB replaces a statement of the
+// same name), and reports whether it did. It runs as the PREPARE did: P6
+// and P5 on its text against the TEMP definitions as they are now, and
+// DuckDB's bind under statement_timeout and cancels (prepareDuck).
+func (s *session) reprepareSQL(ctx context.Context, name string, epoch uint64) (bool, error) {
+	sp, ok := s.sqlPrepared[name]
+	if !ok || sp.epoch == epoch {
 		return false, nil
 	}
 	// a PREPARE DuckDB refused, or one DEALLOCATE ended, stays ended
-	rows, err := s.duck.QueryContext(ctx, "SELECT name FROM duckdb_prepared_statements()", nil)
+	var live bool
+	rows, err := s.duck.QueryContext(ctx, "SELECT count(*) FROM duckdb_prepared_statements() WHERE name = $1", []driver.NamedValue{{Ordinal: 1, Value: name}})
 	if err != nil {
 		return false, err
 	}
-	live := map[string]bool{}
 	dest := make([]driver.Value, 1)
-	for rows.Next(dest) == nil {
-		if name, ok := dest[0].(string); ok {
-			live[name] = true
-		}
+	if rows.Next(dest) == nil {
+		n, _ := dest[0].(int64)
+		live = n > 0
 	}
 	rows.Close()
-	again := false
-	for name, sp := range s.sqlPrepared {
-		if sp.epoch == epoch {
-			continue
-		}
-		if !live[name] {
-			delete(s.sqlPrepared, name)
-			continue
-		}
-		sctx, done, err := s.statementContext(ctx)
-		if err != nil {
-			return again, err
-		}
-		_, err = s.duck.ExecContext(sctx, sp.sql, nil)
-		done()
-		if err != nil {
-			return again, err
-		}
-		sp.epoch = epoch
-		s.sqlPrepared[name] = sp
-		again = true
+	if !live {
+		delete(s.sqlPrepared, name)
+		return false, nil
 	}
-	return again, nil
+	if err := s.recheckExpansion(ctx, sp.sql); err != nil { // P6, P5
+		return false, err
+	}
+	st, err := s.prepareDuck(ctx, sp.sql)
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	sctx, done, err := s.statementContext(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, err = st.(driver.StmtExecContext).ExecContext(sctx, nil)
+	done()
+	if err != nil {
+		return false, err
+	}
+	sp = s.sqlPrepared[name] // recheckExpansion recorded it again
+	sp.epoch = epoch
+	s.sqlPrepared[name] = sp
+	return true, nil
 }
 
 // sendRows sends DataRows from the portal's open result, at most maxRows

@@ -537,6 +537,18 @@ func TestRevokeReachesPreparedStatements(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	// EXPLAIN ANALYZE runs the plan too; an error that quotes a value
+	// would show a file's path
+	if _, err := rita.Exec(ctx, "PREPARE leak AS SELECT CAST(list_filter(dhsi_lake_files(), x -> x LIKE '%dataset_id="+strconv.Itoa(int(team))+"/%')[1] AS INTEGER)", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
+	}
+	explain := func() error {
+		_, err := rita.Exec(ctx, "EXPLAIN ANALYZE EXECUTE leak", pgx.QueryExecModeSimpleProtocol)
+		return err
+	}
+	if err := explain(); err == nil || !strings.Contains(err.Error(), "dataset_id=") {
+		t.Fatalf("EXPLAIN ANALYZE EXECUTE leak while team is granted: %v, want the cast to fail on a path", err)
+	}
 	counts := func() []int64 {
 		out := make([]int64, len(queries))
 		for i, q := range queries {
@@ -558,6 +570,9 @@ func TestRevokeReachesPreparedStatements(t *testing.T) {
 		if before[i] != want[i] || after[i] != wantAfter[i] {
 			t.Errorf("rita's prepared %q: %d before the revoke, %d after; want %d and %d", q, before[i], after[i], want[i], wantAfter[i])
 		}
+	}
+	if err := explain(); err != nil {
+		t.Errorf("EXPLAIN ANALYZE EXECUTE after the revoke: %v, want no file of team", err)
 	}
 	// a new version: the statement prepared before it lists its files
 	f := filepath.Join(t.TempDir(), "late.txt")
