@@ -230,7 +230,9 @@ func TestRoleLimits(t *testing.T) {
 	ctx := context.Background()
 	s := startServer(t, func(c *sqlserver.Config) {
 		c.Users = []sqlserver.User{{Name: "root", Password: "root-pw", Role: access.Admin}, {Name: "ann", Password: "ann-pw"}}
-		c.RoleLimits = map[access.Role]sqlserver.RoleLimits{access.Reader: {StatementTimeout: 700 * time.Millisecond, MaxConcurrentQueries: 1}}
+		// 2 s: long enough for waitActive, below, to see a statement
+		// before the timeout ends it on a loaded machine
+		c.RoleLimits = map[access.Role]sqlserver.RoleLimits{access.Reader: {StatementTimeout: 2 * time.Second, MaxConcurrentQueries: 1}}
 	})
 	as := func(user string) *pgx.Conn {
 		u := url.URL{Scheme: "postgres", User: url.UserPassword(user, user+"-pw"), Host: net.JoinHostPort(s.host, strconv.Itoa(s.port)), Path: "dhsi", RawQuery: "sslmode=disable"}
@@ -242,8 +244,8 @@ func TestRoleLimits(t *testing.T) {
 	}
 	root, ann, ann2 := as("root"), as("ann"), as("ann")
 	var shown string
-	if err := ann.QueryRow(ctx, "SHOW statement_timeout").Scan(&shown); err != nil || shown != "700ms" {
-		t.Errorf("a reader's statement_timeout = %q, %v; want the role's 700ms", shown, err)
+	if err := ann.QueryRow(ctx, "SHOW statement_timeout").Scan(&shown); err != nil || shown != "2s" {
+		t.Errorf("a reader's statement_timeout = %q, %v; want the role's 2s", shown, err)
 	}
 	if _, err := ann.Exec(ctx, "SET statement_timeout = 0"); err != nil {
 		t.Fatal(err)
@@ -251,11 +253,11 @@ func TestRoleLimits(t *testing.T) {
 	start := time.Now()
 	_, err := ann.Exec(ctx, longCount)
 	if sqlstate(err) != "57014" || time.Since(start) > 10*time.Second {
-		t.Errorf("a reader's long query after SET statement_timeout = 0: %v after %v, want 57014 at the role's 700ms", err, time.Since(start))
+		t.Errorf("a reader's long query after SET statement_timeout = 0: %v after %v, want 57014 at the role's 2s", err, time.Since(start))
 	}
 	// one statement at a time per reader: the second waits for the first.
 	// Asserted as an order, not as a wait: the second cannot finish before
-	// the first gives up the only slot (at the role's 700ms), however long
+	// the first gives up the only slot (at the role's 2s), however long
 	// the machine stalls between sending the two. The slack covers the
 	// first's error travelling to its client after the slot is free.
 	first := startLong(ann)

@@ -53,7 +53,10 @@ func TestCancelRequestFromAnotherConnection(t *testing.T) {
 		_, err := conn.Exec(context.Background(), longQuery)
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// a cancel that comes before the server read the query cancels
+	// nothing, as in PostgreSQL: wait until it runs
+	waitCount(t, s.connect(t), 1, 30*time.Second, "the long query", "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", int32(conn.PgConn().PID()))
+	start = time.Now()
 	if err := conn.PgConn().CancelRequest(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,12 @@ package sqlserver
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -125,6 +127,12 @@ func TestSpinReadWaitsWithoutParking(t *testing.T) {
 // fairRead, within a deadline's length; a silent client is handed to the
 // ordinary read after fairWait; a read broken meanwhile (shutdown,
 // pg_terminate_backend) is handed over at once with its deadline kept.
+//
+// The timings are of milliseconds, and a loaded machine (CI runs other
+// packages' tests beside this one) can hold any goroutine for longer: each
+// timed step passes if one of a few attempts meets its bound, which a
+// broken F3 never does (it waits for the monitor's 10 ms poll, or for
+// fairWait, every time).
 func TestFairReadWakesWithoutTheNetworkPoller(t *testing.T) {
 	client, r, g := fairReaderPair(t)
 	server, buf := r.conn, make([]byte, 16)
@@ -132,25 +140,37 @@ func TestFairReadWakesWithoutTheNetworkPoller(t *testing.T) {
 	otherSessionsAnswered(t, g)
 
 	// sent well after the spin (fairSpin) gave up: F3 reads it
-	sent := make(chan time.Time, 1)
-	go func() {
-		time.Sleep(fairSpin + 3*time.Millisecond)
-		_, _ = client.Write([]byte("Q2"))
-		sent <- time.Now()
-	}()
-	n, done, err := r.fairRead(g, buf)
-	got := time.Now()
-	if !done || err != nil || string(buf[:n]) != "Q2" {
-		t.Fatalf("bytes sent after the spin: %q %v done %v", buf[:n], err, done)
-	}
-	if late := got.Sub(<-sent); late > 5*fairPollMax {
-		t.Errorf("read %v after the bytes were sent; a deadline is at most %v", late, fairPollMax)
-	}
-	if err := server.SetReadDeadline(time.Time{}); err != nil {
-		t.Fatal(err)
-	}
+	bestOf(t, "bytes sent after the spin", func() string {
+		sent := make(chan time.Time, 1)
+		go func() {
+			time.Sleep(fairSpin + 3*time.Millisecond)
+			_, _ = client.Write([]byte("Q2"))
+			sent <- time.Now()
+		}()
+		n, done, err := r.fairRead(g, buf)
+		got := time.Now()
+		at := <-sent
+		if err := server.SetReadDeadline(time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if !done {
+			// the writer came after fairWait: take its bytes, try again
+			if n, err := r.conn.Read(buf); err != nil || string(buf[:n]) != "Q2" {
+				t.Fatalf("the ordinary read of bytes F3 missed: %q %v", buf[:n], err)
+			}
+			return fmt.Sprintf("fairRead handed over %v after the bytes were sent", got.Sub(at))
+		}
+		if err != nil || string(buf[:n]) != "Q2" {
+			t.Fatalf("bytes sent after the spin: %q %v", buf[:n], err)
+		}
+		if late := got.Sub(at); late > 5*fairPollMax {
+			return fmt.Sprintf("read %v after the bytes were sent; a deadline is at most %v", late, fairPollMax)
+		}
+		return ""
+	})
 
-	// a silent client: handed over after fairSpin + fairWait at the most
+	// a silent client: handed over after fairWait, not before (a lower
+	// bound: load only makes it later)
 	start := time.Now()
 	if _, done, _ := r.fairRead(g, buf); done {
 		t.Fatal("a silent client: fairRead did not hand over to the ordinary read")
@@ -168,20 +188,45 @@ func TestFairReadWakesWithoutTheNetworkPoller(t *testing.T) {
 	}
 
 	// broken while F3 waits: handed over at once, the deadline kept
-	go func() {
-		time.Sleep(fairSpin + 2*time.Millisecond)
-		r.breakRead()
-	}()
-	start = time.Now()
-	if _, done, _ := r.fairRead(g, buf); done {
-		t.Fatal("a broken read: fairRead read instead of handing over")
+	bestOf(t, "a broken read", func() string {
+		r.broken.Store(false)
+		if err := server.SetReadDeadline(time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		broke := make(chan time.Time, 1)
+		go func() {
+			time.Sleep(fairSpin + 2*time.Millisecond)
+			broke <- time.Now()
+			r.breakRead()
+		}()
+		if _, done, _ := r.fairRead(g, buf); done {
+			t.Fatal("a broken read: fairRead read instead of handing over")
+		}
+		got := time.Now()
+		if _, err := r.conn.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the ordinary read after breakRead: %v, want the deadline", err)
+		}
+		if took := got.Sub(<-broke); took > fairWait/2 {
+			return fmt.Sprintf("handed over %v after breakRead", took)
+		}
+		return ""
+	})
+}
+
+// bestOf runs attempt up to five times until it reports nothing, and fails
+// the test with every attempt's report if none passed: a timed step that a
+// loaded machine may delay once, but not five times in a row.
+func bestOf(t *testing.T, what string, attempt func() (failure string)) {
+	t.Helper()
+	var failures []string
+	for range 5 {
+		f := attempt()
+		if f == "" {
+			return
+		}
+		failures = append(failures, f)
 	}
-	if took := time.Since(start); took > fairSpin+fairWait/2 {
-		t.Errorf("a broken read was handed over after %v", took)
-	}
-	if _, err := r.conn.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("the ordinary read after breakRead: %v, want the deadline", err)
-	}
+	t.Errorf("%s, in each of %d attempts: %s", what, len(failures), strings.Join(failures, "; "))
 }
 
 // loopbackPair is a connected pair of TCP sockets on 127.0.0.1, closed at

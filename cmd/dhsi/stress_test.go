@@ -247,7 +247,9 @@ func runStress(t *testing.T, cfg stressConfig, storeArgs []string, env []string,
 				reshardKills++
 			}
 			c.Wait()
-			if out, err := cmd("reshard", "--width", fmt.Sprint(cfg.reshardTo), "--lock-ttl", "2s").CombinedOutput(); err != nil {
+			// not killed: a TTL a loaded machine's slow move cannot outlast
+			// (2 s is for the workers killed, whose locks must go stale)
+			if out, err := cmd("reshard", "--width", fmt.Sprint(cfg.reshardTo), "--lock-ttl", "10s").CombinedOutput(); err != nil {
 				t.Errorf("dhsi reshard (rerun): %v\n%s", err, out)
 			} else {
 				lines := strings.Split(strings.TrimSpace(string(out)), "\n")
@@ -279,7 +281,7 @@ func runStress(t *testing.T, cfg stressConfig, storeArgs []string, env []string,
 	mu.Unlock()
 	time.Sleep(2500 * time.Millisecond) // locks of killed workers go stale (TTL 2s)
 
-	out, err := cmd("compact", "--all", "--lock-ttl", "2s").CombinedOutput()
+	out, err := cmd("compact", "--all", "--lock-ttl", "10s").CombinedOutput()
 	if err != nil {
 		t.Fatalf("final compact --all: %v\n%s", err, out)
 	}
