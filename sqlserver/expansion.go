@@ -71,12 +71,51 @@ func (d *tempDef) merge(self string, tokens int, names map[string]int) (grew boo
 	return grew
 }
 
-// sqlPrepare is a SQL PREPARE a non-admin ran: its tokens for P5 and P6
-// at EXECUTE, its text and the read epoch DuckDB bound it in (E1).
+// sqlPrepare is a SQL PREPARE of a non-admin that DuckDB ran: its tokens
+// for P5 and P6 at EXECUTE, its text and the read epoch DuckDB bound it in
+// (E1). It is recorded (notePrepared) only once DuckDB has run the PREPARE:
+// a PREPARE DuckDB refuses, or one parsed and never executed, leaves
+// DuckDB's statement of that name, and the record of it, as they were.
 type sqlPrepare struct {
 	toks  []pgsql.Token
 	sql   string
 	epoch uint64
+}
+
+// preparesName is the name a SQL PREPARE statement gives, lower case
+// (DuckDB looks names up whatever their case).
+func preparesName(toks []pgsql.Token) (string, bool) {
+	if len(toks) > 1 && toks[0].Is("PREPARE") {
+		return identName(toks[1])
+	}
+	return "", false
+}
+
+// notePrepared records the SQL PREPARE p once DuckDB ran it, bound in
+// epoch (sqlPrepare). Admins' are not checked, so not recorded.
+func (s *session) notePrepared(p *prepared, epoch uint64) {
+	if s.principal.Role == access.Admin {
+		return
+	}
+	toks := pgsql.Significant(pgsql.Lex(p.duckSQL))
+	name, ok := preparesName(toks)
+	if !ok {
+		return
+	}
+	if s.sqlPrepared == nil {
+		s.sqlPrepared = map[string]sqlPrepare{}
+	}
+	s.sqlPrepared[name] = sqlPrepare{toks: toks, sql: p.duckSQL, epoch: epoch}
+}
+
+// forgetPrepared drops the record of a DEALLOCATE'd statement; "" drops
+// them all.
+func (s *session) forgetPrepared(name string) {
+	if name == "" {
+		clear(s.sqlPrepared)
+		return
+	}
+	delete(s.sqlPrepared, strings.ToLower(name))
 }
 
 // pendingCreate is a CREATE of a TEMP view or macro that P1-P4 allowed:
@@ -100,14 +139,18 @@ func (s *session) expansionCheck(ctx context.Context, duckSQL string, toks []pgs
 	if create != nil {
 		toks = create.body // the name being created is no reference
 	}
-	var prepared string
-	if len(toks) > 1 && toks[0].Is("PREPARE") {
-		prepared, _ = identName(toks[1])
-	}
 	// what an EXECUTE runs, EXPLAIN [ANALYZE] EXECUTE too, is the statement
 	// prepared: P6 on it (authorize checked the EXECUTE's own text, and a
 	// TEMP macro the prepared text calls may have grown since), and P5
-	// below counts its names with the statement's own
+	// below counts its names with the statement's own. The record is of
+	// the PREPARE DuckDB holds (sqlPrepare): a statement that executes one
+	// the session has no record of is refused, so the text checked is the
+	// text that runs.
+	if name, ok := executesStatement(toks); ok {
+		if _, known := s.sqlPrepared[name]; !known {
+			return pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", name)
+		}
+	}
 	for _, name := range executedNames(toks) {
 		sp, ok := s.sqlPrepared[name]
 		if !ok {
@@ -138,14 +181,35 @@ func (s *session) expansionCheck(ctx context.Context, duckSQL string, toks []pgs
 			}
 		}
 	}
-	if prepared != "" {
-		if s.sqlPrepared == nil {
-			s.sqlPrepared = map[string]sqlPrepare{}
-		}
-		// the epoch before DuckDB binds it (E1)
-		s.sqlPrepared[prepared] = sqlPrepare{toks: toks, sql: duckSQL, epoch: s.srv.readEpoch()}
-	}
 	return nil
+}
+
+// executesStatement is the name a statement runs when it is EXECUTE name,
+// or EXPLAIN [ANALYZE] [VERBOSE] or EXPLAIN (options) before one.
+func executesStatement(toks []pgsql.Token) (string, bool) {
+	i := 0
+	if len(toks) > 0 && toks[0].Is("EXPLAIN") {
+		i = 1
+		if i < len(toks) && toks[i].Kind == pgsql.Punct && toks[i].Text == "(" {
+			for depth := 0; i < len(toks); i++ {
+				if toks[i].Kind == pgsql.Punct && toks[i].Text == "(" {
+					depth++
+				} else if toks[i].Kind == pgsql.Punct && toks[i].Text == ")" {
+					if depth--; depth == 0 {
+						i++
+						break
+					}
+				}
+			}
+		}
+		for i < len(toks) && (toks[i].Is("ANALYZE") || toks[i].Is("ANALYSE") || toks[i].Is("VERBOSE")) {
+			i++
+		}
+	}
+	if i+1 < len(toks) && toks[i].Is("EXECUTE") {
+		return identName(toks[i+1])
+	}
+	return "", false
 }
 
 // executedNames are the statements of SQL PREPARE that toks runs: the name

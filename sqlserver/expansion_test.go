@@ -206,6 +206,35 @@ func TestReadEpochPreparesOnlyWhatRuns(t *testing.T) {
 	if err := simple("EXECUTE gone"); err == nil {
 		t.Error("a deallocated statement ran again after the epoch moved")
 	}
+	// a PREPARE DuckDB refuses leaves DuckDB's statement of that name, and
+	// the server's record of it, as they were: EXECUTE is checked against
+	// what runs
+	if err := simple("PREPARE big AS SELECT no_such_column"); err == nil {
+		t.Fatal("PREPARE of a missing column was accepted")
+	}
+	if err := simple("EXECUTE big"); sqlstate(err) != "54001" {
+		t.Errorf("EXECUTE big after a refused PREPARE of its name: %v, want 54001", err)
+	}
+	// a name with capitals, which DuckDB keeps and finds whatever the case
+	if err := simple(`PREPARE "MixedCase" AS SELECT 41 + 1`); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		epoch.Add(1)
+		if err := rita.QueryRow(ctx, "EXECUTE MixedCase", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 42 {
+			t.Errorf("EXECUTE MixedCase after the epoch moved: %d, %v", n, err)
+		}
+	}
+	// a statement parsed, never executed, prepares nothing
+	if _, err := rita.Prepare(ctx, "parsed_only", "PREPARE small AS SELECT 0 + grows(1)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rita.QueryRow(ctx, "EXECUTE small", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 42 {
+		t.Errorf("EXECUTE small after a PREPARE of its name was only parsed: %d, %v", n, err)
+	}
+	if err := simple("EXECUTE never_prepared"); sqlstate(err) != "26000" {
+		t.Errorf("EXECUTE of a name never prepared: %v, want 26000", err)
+	}
 	epoch.Add(1)
 	if err := rita.QueryRow(ctx, "EXPLAIN ANALYZE EXECUTE small", pgx.QueryExecModeSimpleProtocol).Scan(new(string), new(string)); err != nil {
 		t.Errorf("EXPLAIN ANALYZE EXECUTE small after the epoch moved again: %v", err)

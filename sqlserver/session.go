@@ -43,7 +43,8 @@ const flushAt = 64 << 10
 // names no catalog object it reads, with dhsi_lake_files() folded into it
 // as the file list of the grants and index version it was bound under. So
 // openPortal prepares a statement again when the epoch moved since
-// (prepared.epoch), and a SQL EXECUTE's PREPARE before it (sqlPrepare.epoch).
+// (prepared.epoch), and a SQL EXECUTE's PREPARE before it (sqlPrepare.epoch,
+// recorded only once DuckDB ran the PREPARE: notePrepared).
 
 // session is one client connection. Its fields are touched only by the
 // connection's goroutine, except running (protected by mu), which the cancel
@@ -1216,6 +1217,7 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		s.notePrepared(p, epoch) // a SQL PREPARE, now that DuckDB holds it
 		n, _ := res.RowsAffected()
 		s.complete(pt, duckCommandTag(p.class.toks, n, false))
 		return false, nil
@@ -1254,7 +1256,7 @@ func (s *session) reprepareSQL(ctx context.Context, name string, epoch uint64) (
 	}
 	// a PREPARE DuckDB refused, or one DEALLOCATE ended, stays ended
 	var live bool
-	rows, err := s.duck.QueryContext(ctx, "SELECT count(*) FROM duckdb_prepared_statements() WHERE name = $1", []driver.NamedValue{{Ordinal: 1, Value: name}})
+	rows, err := s.duck.QueryContext(ctx, "SELECT count(*) FROM duckdb_prepared_statements() WHERE lower(name) = $1", []driver.NamedValue{{Ordinal: 1, Value: name}})
 	if err != nil {
 		return false, err
 	}
@@ -1285,7 +1287,6 @@ func (s *session) reprepareSQL(ctx context.Context, name string, epoch uint64) (
 	if err != nil {
 		return false, err
 	}
-	sp = s.sqlPrepared[name] // recheckExpansion recorded it again
 	sp.epoch = epoch
 	s.sqlPrepared[name] = sp
 	return true, nil

@@ -106,6 +106,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 			return "", nil, err
 		}
 		_, _ = s.duck.ExecContext(ctx, "DEALLOCATE ALL", nil)
+		s.forgetPrepared("")
 		return c.tag, nil, nil
 	case kindDeallocate:
 		if c.param == "" {
@@ -118,6 +119,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 				s.releaseStatement(p)
 			}
 			_, _ = s.duck.ExecContext(ctx, "DEALLOCATE ALL", nil)
+			s.forgetPrepared("")
 			return c.tag, nil, nil
 		}
 		if p, ok := s.stmts[c.param]; ok {
@@ -129,6 +131,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 		if _, err := s.duck.ExecContext(ctx, "DEALLOCATE "+quoteIdent(c.param), nil); err != nil {
 			return "", nil, pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", c.param)
 		}
+		s.forgetPrepared(c.param)
 		return c.tag, nil, nil
 	case kindNoop:
 		return c.tag, nil, nil

@@ -527,10 +527,12 @@ func TestRevokeReachesPreparedStatements(t *testing.T) {
 		"SELECT count(*) FROM domain_datasets('shared.example')",
 		"SELECT count(*) FROM datasets",
 		"EXECUTE lake_files",
+		"EXECUTE Lake_Mixed", // DuckDB keeps the name's case and finds it whatever the case
 		// a dataset ingested below (ids are dense)
 		"SELECT least(count(*), 1) FROM (SELECT unnest(dhsi_lake_files()) AS f) WHERE f LIKE '%dataset_id=" + strconv.Itoa(len(s.ids)+1) + "/%'",
 	}
 	for _, q := range []string{
+		"PREPARE \"Lake_Mixed\" AS SELECT least(count(*), 1) FROM (SELECT unnest(dhsi_lake_files()) AS f) WHERE f LIKE '%dataset_id=" + strconv.Itoa(int(team)) + "/%'",
 		"PREPARE lake_files AS SELECT least(count(*), 1) FROM (SELECT unnest(dhsi_lake_files()) AS f) WHERE f LIKE '%dataset_id=" + strconv.Itoa(int(team)) + "/%'",
 	} {
 		if _, err := rita.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); err != nil {
@@ -563,9 +565,14 @@ func TestRevokeReachesPreparedStatements(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	// a PREPARE DuckDB refuses leaves the statement it holds under that
+	// name, which must still be prepared again
+	if _, err := rita.Exec(ctx, "PREPARE lake_files AS SELECT no_such_column", pgx.QueryExecModeSimpleProtocol); err == nil {
+		t.Fatal("PREPARE of a missing column was accepted")
+	}
 	after := counts()
-	want := []int64{2, 1, 2, 2, 1, 0}
-	wantAfter := []int64{1, 0, 1, 1, 0, 0}
+	want := []int64{2, 1, 2, 2, 1, 1, 0}
+	wantAfter := []int64{1, 0, 1, 1, 0, 0, 0}
 	for i, q := range queries {
 		if before[i] != want[i] || after[i] != wantAfter[i] {
 			t.Errorf("rita's prepared %q: %d before the revoke, %d after; want %d and %d", q, before[i], after[i], want[i], wantAfter[i])
