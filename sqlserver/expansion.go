@@ -128,11 +128,12 @@ type pendingCreate struct {
 
 // expansionCheck runs P5 on a non-admin's statement (authorize ran P6 on
 // its text, before L1) and, if it passes and creates a TEMP view or macro,
-// records its definition. A SQL PREPARE is remembered and its EXECUTE
-// checked, by P6 and P5, as the statement prepared. (DuckDB
-// 1.5.5 keeps a prepared statement's plan when a macro or view it names is
-// replaced, measured; the checks at EXECUTE and in openPortal hold
-// whether or not a later release binds it again.)
+// records its definition. An EXECUTE is checked, by P6 and P5, as the
+// statement its SQL PREPARE left in DuckDB (sqlPrepare). (DuckDB 1.5.5
+// keeps a prepared statement's plan when a macro it names is replaced, but
+// binds it again when a catalog object it reads changed, such as the urls
+// view (a review, stop 35): the checks at EXECUTE and in openPortal hold
+// either way.)
 func (s *session) expansionCheck(ctx context.Context, duckSQL string, toks []pgsql.Token) error {
 	create := s.creating
 	s.creating = nil
