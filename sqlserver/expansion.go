@@ -82,13 +82,39 @@ type sqlPrepare struct {
 	epoch uint64
 }
 
-// preparesName is the name a SQL PREPARE statement gives, lower case
-// (DuckDB looks names up whatever their case).
+// preparesName is the key of the name a SQL PREPARE statement gives
+// (preparedKey).
 func preparesName(toks []pgsql.Token) (string, bool) {
 	if len(toks) > 1 && toks[0].Is("PREPARE") {
-		return identName(toks[1])
+		return preparedKey(toks[1])
 	}
 	return "", false
+}
+
+// preparedKey is a prepared statement's name as DuckDB compares them: its
+// text as written, quoted or not, with only A-Z folded (DuckDB keeps "Ä"
+// and "ä" apart, and "K", the Kelvin sign, from "k"; Go's ToLower would
+// join them, and one PREPARE would then replace the record of another: a
+// review in stop 35).
+func preparedKey(t pgsql.Token) (string, bool) {
+	switch t.Kind {
+	case pgsql.Ident:
+		return asciiLower(t.Text), true
+	case pgsql.QIdent:
+		return asciiLower(t.IdentName()), true
+	}
+	return "", false
+}
+
+// asciiLower folds A-Z only.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // notePrepared records the SQL PREPARE p once DuckDB ran it, bound in
@@ -109,13 +135,19 @@ func (s *session) notePrepared(p *prepared, epoch uint64) {
 }
 
 // forgetPrepared drops the record of a DEALLOCATE'd statement; "" drops
-// them all.
+// them all. name is the classifier's (lower-cased beyond ASCII), so every
+// record it could be is dropped: an EXECUTE of one dropped wrongly is
+// refused, never run unchecked.
 func (s *session) forgetPrepared(name string) {
 	if name == "" {
 		clear(s.sqlPrepared)
 		return
 	}
-	delete(s.sqlPrepared, strings.ToLower(name))
+	for k := range s.sqlPrepared {
+		if strings.ToLower(k) == strings.ToLower(name) {
+			delete(s.sqlPrepared, k)
+		}
+	}
 }
 
 // pendingCreate is a CREATE of a TEMP view or macro that P1-P4 allowed:
@@ -208,7 +240,7 @@ func executesStatement(toks []pgsql.Token) (string, bool) {
 		}
 	}
 	if i+1 < len(toks) && toks[i].Is("EXECUTE") {
-		return identName(toks[i+1])
+		return preparedKey(toks[i+1])
 	}
 	return "", false
 }
@@ -221,7 +253,7 @@ func executedNames(toks []pgsql.Token) []string {
 	var out []string
 	for i := 0; i+1 < len(toks); i++ {
 		if toks[i].Is("EXECUTE") {
-			if name, ok := identName(toks[i+1]); ok {
+			if name, ok := preparedKey(toks[i+1]); ok {
 				out = append(out, name)
 			}
 		}

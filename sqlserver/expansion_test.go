@@ -235,8 +235,70 @@ func TestReadEpochPreparesOnlyWhatRuns(t *testing.T) {
 	if err := simple("EXECUTE never_prepared"); sqlstate(err) != "26000" {
 		t.Errorf("EXECUTE of a name never prepared: %v, want 26000", err)
 	}
+	// DuckDB folds only A-Z in a statement's name: "ä" and "Ä" are two
+	// statements, and the record of one is not the other's
+	if err := simple(`CREATE OR REPLACE TEMP MACRO grows2(x) AS x + 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := simple(`PREPARE "ä" AS SELECT 0` + strings.Repeat(" + grows2(1)", 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := simple(`PREPARE "Ä" AS SELECT 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := simple("CREATE OR REPLACE TEMP MACRO grows2(x) AS m9(x)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := simple(`EXECUTE "ä"`); sqlstate(err) != "54001" {
+		t.Errorf(`EXECUTE "ä" after what it names grew, with "Ä" prepared after it: %v, want 54001`, err)
+	}
+	if err := rita.QueryRow(ctx, `EXECUTE "Ä"`, pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 1 {
+		t.Errorf(`EXECUTE "Ä": %d, %v`, n, err)
+	}
 	epoch.Add(1)
 	if err := rita.QueryRow(ctx, "EXPLAIN ANALYZE EXECUTE small", pgx.QueryExecModeSimpleProtocol).Scan(new(string), new(string)); err != nil {
 		t.Errorf("EXPLAIN ANALYZE EXECUTE small after the epoch moved again: %v", err)
+	}
+}
+
+// TestExecuteOfAReplacedPrepare: a protocol-level statement of EXECUTE p
+// keeps no DuckDB statement (X1): run after p was prepared again or
+// deallocated it answers what p is then, or that p does not exist. Before,
+// DuckDB ran the kept statement on p's freed plan and the process died
+// (SIGSEGV in duckdb_pending_prepared).
+func TestExecuteOfAReplacedPrepare(t *testing.T) {
+	for _, user := range []string{"rita", "ada"} {
+		t.Run(user, func(t *testing.T) {
+			s := startServer(t, readerAndAdmin)
+			ctx := ctxT(t)
+			c := s.connectAs(t, user, "pw")
+			simple := func(sql string) {
+				t.Helper()
+				if _, err := c.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+			}
+			simple("PREPARE p AS SELECT 1")
+			if _, err := c.Prepare(ctx, "ex", "EXECUTE p"); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			for want := 1; want <= 3; want++ {
+				if want > 1 {
+					simple(fmt.Sprintf("PREPARE p AS SELECT %d", want))
+				}
+				if err := c.QueryRow(ctx, "ex").Scan(&n); err != nil || n != want {
+					t.Fatalf("EXECUTE p after p became SELECT %d: %d, %v", want, n, err)
+				}
+			}
+			simple("DEALLOCATE p")
+			if err := c.QueryRow(ctx, "ex").Scan(&n); err == nil {
+				t.Fatal("EXECUTE p after DEALLOCATE p answered")
+			}
+			// the server is up, the session usable
+			if err := c.QueryRow(ctx, "SELECT 41 + 1").Scan(&n); err != nil || n != 42 {
+				t.Fatalf("after: %d, %v", n, err)
+			}
+		})
 	}
 }
