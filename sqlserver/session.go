@@ -125,6 +125,9 @@ type prepared struct {
 	vars string
 	// epoch: the read epoch stmt was bound in (E1)
 	epoch uint64
+	// fresh: the statement runs a SQL PREPARE (EXECUTE), so it keeps no
+	// DuckDB statement (stmt is nil) and each execution prepares one (X1)
+	fresh bool
 	// temps: session.tempsVersion when P5 last checked duckSQL. openPortal
 	// prepares duckSQL again at times (vars, a busy statement), binding the
 	// TEMP macros and views it names as they are then, so it checks the
@@ -823,7 +826,16 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			p.stmt.Close()
 			return nil, err
 		}
-
+		if len(executedNames(p.class.toks)) > 0 {
+			// X1: DuckDB's statement of an EXECUTE uses the plan of the
+			// PREPARE it names, which a later PREPARE or DEALLOCATE of the
+			// name frees: running the kept statement then crashed the
+			// process (SIGSEGV in duckdb_pending_prepared, a review in stop
+			// 35), and E1 prepares names again. It is described now and
+			// prepared afresh for each execution (openPortal).
+			p.stmt.Close()
+			p.stmt, p.fresh = nil, true
+		}
 	}
 	if p.paramOIDs == nil {
 		p.paramOIDs = oids
@@ -844,8 +856,14 @@ func (s *session) prepareDuck(ctx context.Context, sql string) (driver.Stmt, err
 		return nil, err
 	}
 	stmt, err := duckcapi.Prepare(ctx, sctx, s.duck, sql)
-	if err != nil && sctx.Err() != nil {
-		err = sctx.Err() // 57014, as a statement's timeout or cancel
+	if sctx.Err() != nil {
+		// 57014, as a statement's timeout or cancel; one that came as the
+		// bind ended cancels the statement all the same, or it was lost
+		// (TestCancelAndTerminateBackend lost 2 of 6 beside busy loops)
+		if err == nil {
+			stmt.Close()
+		}
+		stmt, err = nil, sctx.Err()
 	}
 	done()
 	return stmt, err
@@ -1186,7 +1204,7 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 			rebind = rebind || again
 		}
 	}
-	if !p.busy && rebind {
+	if !p.busy && !p.fresh && rebind {
 		st, err := s.prepareDuck(ctx, p.duckSQL)
 		if err != nil {
 			return false, err
@@ -1195,7 +1213,9 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 		p.stmt, p.vars, p.epoch = st.(*duckdb.Stmt), s.syncedVariables, epoch
 	}
 	stmt := p.stmt
-	if p.busy { // another portal holds a result on the shared statement
+	// another portal holds a result on the shared statement, or the
+	// statement keeps none (X1)
+	if p.busy || p.fresh {
 		st, err := s.prepareDuck(ctx, p.duckSQL)
 		if err != nil {
 			return false, err
@@ -1214,6 +1234,10 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	if !p.returnsRows {
 		res, err := stmt.ExecContext(qctx, pt.params)
 		done()
+		if pt.own != nil { // nothing more to read from it (X1)
+			pt.own.Close()
+			pt.own = nil
+		}
 		if err != nil {
 			return false, err
 		}
@@ -1238,7 +1262,7 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 			Hint:    "pass this argument as a literal instead of a $n parameter (or use the simple query protocol)"}
 	}
 	pt.rows, pt.cancel = rows, done
-	if stmt == p.stmt {
+	if stmt == p.stmt && !p.fresh {
 		p.busy = true
 	}
 	return true, nil
@@ -1254,16 +1278,18 @@ func (s *session) reprepareSQL(ctx context.Context, name string, epoch uint64) (
 	if !ok || sp.epoch == epoch {
 		return false, nil
 	}
-	// a PREPARE DuckDB refused, or one DEALLOCATE ended, stays ended
+	// a PREPARE DuckDB refused, or one DEALLOCATE ended, stays ended;
+	// names compared as DuckDB does (preparedKey)
 	var live bool
-	rows, err := s.duck.QueryContext(ctx, "SELECT count(*) FROM duckdb_prepared_statements() WHERE lower(name) = $1", []driver.NamedValue{{Ordinal: 1, Value: name}})
+	rows, err := s.duck.QueryContext(ctx, "SELECT name FROM duckdb_prepared_statements()", nil)
 	if err != nil {
 		return false, err
 	}
 	dest := make([]driver.Value, 1)
-	if rows.Next(dest) == nil {
-		n, _ := dest[0].(int64)
-		live = n > 0
+	for rows.Next(dest) == nil {
+		if n, ok := dest[0].(string); ok && asciiLower(n) == name {
+			live = true
+		}
 	}
 	rows.Close()
 	if !live {
