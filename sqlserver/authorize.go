@@ -203,7 +203,7 @@ func (s *session) authorize(ctx context.Context, duckSQL string) error {
 	if err := s.authorizeKind(ctx, toks); err != nil {
 		return err
 	}
-	return s.expansionCheck(ctx, duckSQL, toks)
+	return s.expansionCheck(ctx, toks)
 }
 
 // authorizeNames applies P2 and P3 to every token of the statement.

@@ -166,7 +166,7 @@ type pendingCreate struct {
 // binds it again when a catalog object it reads changed, such as the urls
 // view (a review, stop 35): the checks at EXECUTE and in openPortal hold
 // either way.)
-func (s *session) expansionCheck(ctx context.Context, duckSQL string, toks []pgsql.Token) error {
+func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error {
 	create := s.creating
 	s.creating = nil
 	if create != nil {
@@ -271,7 +271,7 @@ func (s *session) recheckExpansion(ctx context.Context, duckSQL string) error {
 	if err := s.builtinExpansionCheck(ctx, toks); err != nil {
 		return err
 	}
-	return s.expansionCheck(ctx, duckSQL, toks)
+	return s.expansionCheck(ctx, toks)
 }
 
 // noteTemp merges a definition of the TEMP view or macro name.
