@@ -134,20 +134,15 @@ func (s *session) notePrepared(p *prepared, epoch uint64) {
 	s.sqlPrepared[name] = sqlPrepare{toks: toks, sql: p.duckSQL, epoch: epoch}
 }
 
-// forgetPrepared drops the record of a DEALLOCATE'd statement; "" drops
-// them all. name is the classifier's (lower-cased beyond ASCII), so every
-// record it could be is dropped: an EXECUTE of one dropped wrongly is
-// refused, never run unchecked.
+// forgetPrepared drops the record of the statement DEALLOCATE name
+// ended in DuckDB (the server sends DuckDB the name it drops here); ""
+// drops them all.
 func (s *session) forgetPrepared(name string) {
 	if name == "" {
 		clear(s.sqlPrepared)
 		return
 	}
-	for k := range s.sqlPrepared {
-		if strings.ToLower(k) == strings.ToLower(name) {
-			delete(s.sqlPrepared, k)
-		}
-	}
+	delete(s.sqlPrepared, asciiLower(name))
 }
 
 // pendingCreate is a CREATE of a TEMP view or macro that P1-P4 allowed:

@@ -255,6 +255,28 @@ func TestReadEpochPreparesOnlyWhatRuns(t *testing.T) {
 	if err := rita.QueryRow(ctx, `EXECUTE "Ä"`, pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 1 {
 		t.Errorf(`EXECUTE "Ä": %d, %v`, n, err)
 	}
+	// DEALLOCATE "ä2" ends "ä2" only: the record of "Ä2", which a statement
+	// parsed before names, stays, and is what P5 checks when it runs
+	for _, q := range []string{
+		"CREATE OR REPLACE TEMP MACRO grows3(x) AS x + 1",
+		`PREPARE "Ä2" AS SELECT 0` + strings.Repeat(" + grows3(1)", 100),
+		`PREPARE "ä2" AS SELECT 1`,
+	} {
+		if err := simple(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := rita.Prepare(ctx, "exec_upper", `EXECUTE "Ä2"`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DEALLOCATE "ä2"`, "CREATE OR REPLACE TEMP MACRO grows3(x) AS m9(x)"} {
+		if err := simple(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := rita.Exec(ctx, "exec_upper"); sqlstate(err) != "54001" {
+		t.Errorf(`a statement of EXECUTE "Ä2" after DEALLOCATE "ä2" and its macro grew: %v, want 54001`, err)
+	}
 	epoch.Add(1)
 	if err := rita.QueryRow(ctx, "EXPLAIN ANALYZE EXECUTE small", pgx.QueryExecModeSimpleProtocol).Scan(new(string), new(string)); err != nil {
 		t.Errorf("EXPLAIN ANALYZE EXECUTE small after the epoch moved again: %v", err)
@@ -294,6 +316,29 @@ func TestExecuteOfAReplacedPrepare(t *testing.T) {
 			simple("DEALLOCATE p")
 			if err := c.QueryRow(ctx, "ex").Scan(&n); err == nil {
 				t.Fatal("EXECUTE p after DEALLOCATE p answered")
+			}
+			// a cursor over EXECUTE p, fetched after p changed shape: an
+			// error, not values under the old description (and, in binary,
+			// not a session that panicked encoding them)
+			simple("PREPARE p AS SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID AS u")
+			for _, binary := range []string{"", "BINARY "} {
+				simple("BEGIN")
+				simple("DECLARE c " + binary + "CURSOR FOR EXECUTE p")
+				simple("DEALLOCATE p")
+				simple("PREPARE p AS SELECT 'hello' AS u")
+				rows, err := c.Query(ctx, "FETCH 1 FROM c", pgx.QueryExecModeSimpleProtocol)
+				if err == nil {
+					for rows.Next() {
+					}
+					err = rows.Err()
+				}
+				if err == nil {
+					t.Errorf("%scursor over EXECUTE p after p changed shape: no error", binary)
+				}
+				t.Logf("%scursor over EXECUTE p after p changed shape: %v", binary, err)
+				simple("ROLLBACK")
+				simple("DEALLOCATE p")
+				simple("PREPARE p AS SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID AS u")
 			}
 			// the server is up, the session usable
 			if err := c.QueryRow(ctx, "SELECT 41 + 1").Scan(&n); err != nil || n != 42 {

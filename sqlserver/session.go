@@ -1192,6 +1192,14 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	// the variables (prepared.vars) or what the session may read (E1)
 	// changed since the plan was bound
 	rebind := p.vars != s.syncedVariables || p.epoch != epoch
+	if name, ok := executesStatement(p.class.toks); ok && s.principal.Role != access.Admin {
+		// checked at Parse, but DEALLOCATE (or a PREPARE's replacement)
+		// may have ended the record since: what runs must be what P5, P6
+		// and E1 know (sqlPrepare)
+		if _, known := s.sqlPrepared[name]; !known {
+			return false, pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", name)
+		}
+	}
 	if len(s.sqlPrepared) > 0 {
 		// DuckDB's EXECUTE runs the plan its PREPARE bound (E1), and so
 		// does EXPLAIN ANALYZE EXECUTE; a statement of an EXECUTE may hold
@@ -1219,6 +1227,13 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 		st, err := s.prepareDuck(ctx, p.duckSQL)
 		if err != nil {
 			return false, err
+		}
+		if p.fresh && !sameColumns(st.(*duckdb.Stmt), p.cols) {
+			// the PREPARE it runs was replaced by one of another shape
+			// since the client was told this one's (X1); PostgreSQL's
+			// words for the same case
+			st.Close()
+			return false, pgErrorf(codes.FeatureNotSupported, "cached plan must not change result type")
 		}
 		pt.own = st.(*duckdb.Stmt)
 		stmt = pt.own
@@ -1266,6 +1281,29 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 		p.busy = true
 	}
 	return true, nil
+}
+
+// sameColumns reports whether stmt's result has the columns' types, as
+// describeDuck computed them.
+func sameColumns(stmt *duckdb.Stmt, cols []column) bool {
+	n, err := stmt.ColumnCount()
+	if err != nil || n != len(cols) {
+		return false
+	}
+	for i, c := range cols {
+		info, err := stmt.ColumnTypeInfo(i)
+		if err != nil {
+			info = nil
+		}
+		t := colTypeOf(info)
+		if columnIsJSON(stmt, i) {
+			t.OID = oidJSON
+		}
+		if t.OID != c.typ.OID {
+			return false
+		}
+	}
+	return true
 }
 
 // reprepareSQL runs the SQL PREPARE of name again if DuckDB bound it

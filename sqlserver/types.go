@@ -441,8 +441,7 @@ func (c *colType) encodeBinary(buf []byte, v any, loc *time.Location) ([]byte, e
 			return binary.BigEndian.AppendUint32(buf, uint32(iv.Months)), nil
 		}
 	case kUUID:
-		switch x := v.([]byte); {
-		case len(x) == 16:
+		if x, ok := v.([]byte); ok && len(x) == 16 {
 			return append(buf, x...), nil
 		}
 		if u, ok := v.(duckdb.UUID); ok {
