@@ -240,14 +240,21 @@ func executesStatement(toks []pgsql.Token) (string, bool) {
 	return "", false
 }
 
-// executedNames are the statements of SQL PREPARE that toks runs: the name
-// after each EXECUTE, as in EXECUTE p and EXPLAIN ANALYZE EXECUTE p.
-// (DuckDB takes EXECUTE nowhere else, not in a PREPARE; the scan does not
-// rely on it.)
+// executedNames are the statements of SQL PREPARE that toks runs: the
+// statement's own (executesStatement), and an EXECUTE after "(" or FOR, as
+// in COPY (EXECUTE p) TO STDOUT and DECLARE c CURSOR FOR EXECUTE p. (DuckDB
+// takes EXECUTE nowhere else, not in a PREPARE.) Not the word anywhere: a
+// column or table named execute ("SELECT 1 AS execute FROM t") is no
+// EXECUTE, and treating it as one made such statements fail (X1's shape
+// check, a review in stop 35).
 func executedNames(toks []pgsql.Token) []string {
 	var out []string
-	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].Is("EXECUTE") {
+	if name, ok := executesStatement(toks); ok {
+		out = append(out, name)
+	}
+	for i := 1; i+1 < len(toks); i++ {
+		prev := toks[i-1]
+		if toks[i].Is("EXECUTE") && (prev.Is("FOR") || prev.Kind == pgsql.Punct && prev.Text == "(") {
 			if name, ok := preparedKey(toks[i+1]); ok {
 				out = append(out, name)
 			}

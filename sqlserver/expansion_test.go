@@ -347,3 +347,34 @@ func TestExecuteOfAReplacedPrepare(t *testing.T) {
 		})
 	}
 }
+
+// TestExecuteAsAName: a column, alias or table named execute is no
+// EXECUTE: such statements prepare, bind and run again like any other
+// (X1 took them for one, and its shape check then refused them all).
+func TestExecuteAsAName(t *testing.T) {
+	for _, user := range []string{"rita", "ada"} {
+		t.Run(user, func(t *testing.T) {
+			s := startServer(t, readerAndAdmin)
+			ctx := ctxT(t)
+			c := s.connectAs(t, user, "pw")
+			if _, err := c.Exec(ctx, "CREATE TEMP TABLE t(a int)", pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []struct {
+				sql  string
+				args []any
+			}{
+				{"INSERT INTO t SELECT $1::INTEGER AS execute FROM range(1)", []any{7}},
+				{"UPDATE t SET a = 1 WHERE a IN (SELECT 1 AS execute FROM range(1))", nil},
+				{"CREATE TEMP TABLE IF NOT EXISTS execute AS SELECT 1 AS a", nil},
+				{"SELECT a AS execute FROM t WHERE a > $1::INTEGER", []any{0}},
+			} {
+				for range 3 { // prepared once, run again from the cache
+					if _, err := c.Exec(ctx, q.sql, q.args...); err != nil {
+						t.Fatalf("%s: %v", q.sql, err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1228,7 +1228,7 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if p.fresh && !sameColumns(st.(*duckdb.Stmt), p.cols) {
+		if p.fresh && p.returnsRows && !sameColumns(st.(*duckdb.Stmt), p.cols) {
 			// the PREPARE it runs was replaced by one of another shape
 			// since the client was told this one's (X1); PostgreSQL's
 			// words for the same case
