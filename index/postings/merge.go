@@ -30,8 +30,6 @@ func Merge(dst *Writer, srcs ...*Reader) error {
 		}
 	}
 	var at []*domainCursor // the sources holding the domain, in source order
-	var decoded [][]Entry  // their entries
-	var spans Spans
 	for {
 		var lo *domainCursor
 		for _, c := range cs {
@@ -53,7 +51,7 @@ func Merge(dst *Writer, srcs ...*Reader) error {
 			if err := dst.addPayload(d, at[0].payload); err != nil {
 				return fmt.Errorf("postings: merge: %w", err)
 			}
-		} else if err := mergeDomain(dst, d, at, decoded[:0], spans[:0]); err != nil {
+		} else if err := mergeDomain(dst, d, at); err != nil {
 			return err
 		}
 		for _, c := range at {
@@ -66,8 +64,10 @@ func Merge(dst *Writer, srcs ...*Reader) error {
 
 // mergeDomain decodes domain d's payloads in the sources at (in source
 // order) and adds its keys to dst, a key held by several sources with
-// their spans together. decoded and spans are scratch.
-func mergeDomain(dst *Writer, d uint64, at []*domainCursor, decoded [][]Entry, spans Spans) error {
+// their spans together.
+func mergeDomain(dst *Writer, d uint64, at []*domainCursor) error {
+	decoded := make([][]Entry, 0, len(at))
+	var spans Spans
 	for _, c := range at {
 		es, err := decodePayload(c.payload, d, c.r.version)
 		if err != nil {

@@ -303,6 +303,15 @@ func payloadCRC(domainID uint64, body []byte) uint32 {
 	return binio.CRCUpdate(binio.CRC(k[:]), body)
 }
 
+// checkPayloadCRC checks the CRC of payload p (at least 4 bytes), which
+// covers domainID (P5).
+func checkPayloadCRC(p []byte, domainID uint64) error {
+	if got, want := payloadCRC(domainID, p[4:]), binary.LittleEndian.Uint32(p); got != want {
+		return corruptf("payload checksum %08x, want %08x", got, want)
+	}
+	return nil
+}
+
 // decodePayload checks a payload's CRC against its domain and decodes it,
 // enforcing P1 (datasets), P3 and P4. version is the shard's (2 to 4).
 func decodePayload(p []byte, domainID uint64, version uint32) ([]Entry, error) {
@@ -324,8 +333,8 @@ func decodePayloadOf(p []byte, domainID uint64, version uint32, only int64) ([]E
 	if len(p) < minPayload {
 		return nil, corruptf("payload of %d bytes is too short", len(p))
 	}
-	if got, want := payloadCRC(domainID, p[4:]), binary.LittleEndian.Uint32(p); got != want {
-		return nil, corruptf("payload checksum %08x, want %08x", got, want)
+	if err := checkPayloadCRC(p, domainID); err != nil {
+		return nil, err
 	}
 	body := p[4:]
 	next := func(limit uint64) (uint64, bool) {

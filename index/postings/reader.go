@@ -272,11 +272,20 @@ func (r *Reader) find(domainID uint64) (idxEntry, bool, error) {
 // its CRC (which covers the domain, P5) and P1, P3, P4 within it.
 func (r *Reader) payload(e idxEntry) ([]Entry, error) { return r.payloadOf(e, allEntries) }
 
+// checkPayloadBounds checks that e's payload is long enough to be one and
+// lies inside dat.
+func (r *Reader) checkPayloadBounds(e idxEntry) error {
+	if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) {
+		return corruptf("payload of domain %d at %d+%d is outside dat", e.DomainID, e.PayloadOffset, e.PayloadLen)
+	}
+	return nil
+}
+
 // payloadOf reads e's payload and decodes the entry of dataset only (all of
 // them when only < 0).
 func (r *Reader) payloadOf(e idxEntry, only int64) ([]Entry, error) {
-	if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) {
-		return nil, corruptf("payload of domain %d at %d+%d is outside dat", e.DomainID, e.PayloadOffset, e.PayloadLen)
+	if err := r.checkPayloadBounds(e); err != nil {
+		return nil, err
 	}
 	p, err := binio.ReadAt(r.dat, int64(e.PayloadOffset), int(e.PayloadLen))
 	if err != nil {
@@ -425,8 +434,8 @@ func (c *domainCursor) next() error {
 		return err
 	}
 	c.i++
-	if e.PayloadLen < minPayload || e.PayloadOffset > r.datSize || r.datSize-e.PayloadOffset < uint64(e.PayloadLen) {
-		return corruptf("payload of domain %d at %d+%d is outside dat", e.DomainID, e.PayloadOffset, e.PayloadLen)
+	if err := r.checkPayloadBounds(e); err != nil {
+		return err
 	}
 	var p []byte
 	if r.version >= 4 {
@@ -439,8 +448,8 @@ func (c *domainCursor) next() error {
 	} else if p, err = binio.ReadAt(r.dat, int64(e.PayloadOffset), int(e.PayloadLen)); err != nil {
 		return readErr(fmt.Sprintf("payload of domain %d", e.DomainID), err)
 	}
-	if got, want := payloadCRC(e.DomainID, p[4:]), binary.LittleEndian.Uint32(p); got != want {
-		return fmt.Errorf("payload of domain %d: %w", e.DomainID, corruptf("payload checksum %08x, want %08x", got, want))
+	if err := checkPayloadCRC(p, e.DomainID); err != nil {
+		return fmt.Errorf("payload of domain %d: %w", e.DomainID, err)
 	}
 	c.id, c.payload, c.ok = e.DomainID, p, true
 	return nil
