@@ -120,7 +120,8 @@ func asciiLower(s string) string {
 // notePrepared records the SQL PREPARE p once DuckDB ran it, bound in
 // epoch (sqlPrepare). Admins' are not checked, so not recorded.
 func (s *session) notePrepared(p *prepared, epoch uint64) {
-	if s.principal.Role == access.Admin {
+	// every statement without rows comes here: lex only a PREPARE
+	if s.principal.Role == access.Admin || len(p.class.toks) == 0 || !p.class.toks[0].Is("PREPARE") {
 		return
 	}
 	toks := pgsql.Significant(pgsql.Lex(p.duckSQL))
@@ -174,10 +175,8 @@ func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error 
 	// the PREPARE DuckDB holds (sqlPrepare): a statement that executes one
 	// the session has no record of is refused, so the text checked is the
 	// text that runs.
-	if name, ok := executesStatement(toks); ok {
-		if _, known := s.sqlPrepared[name]; !known {
-			return pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", name)
-		}
+	if err := s.requireRecord(toks); err != nil {
+		return err
 	}
 	for _, name := range executedNames(toks) {
 		sp, ok := s.sqlPrepared[name]
@@ -207,6 +206,18 @@ func (s *session) expansionCheck(ctx context.Context, toks []pgsql.Token) error 
 			if err := s.noteTempMacro(ctx, create.name, toks); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// requireRecord refuses a statement that executes a SQL PREPARE the
+// session has no record of (sqlPrepare): at Parse, and again when it runs,
+// since DEALLOCATE may have ended the record between.
+func (s *session) requireRecord(toks []pgsql.Token) error {
+	if name, ok := executesStatement(toks); ok {
+		if _, known := s.sqlPrepared[name]; !known {
+			return pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", name)
 		}
 	}
 	return nil

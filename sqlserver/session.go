@@ -1192,12 +1192,11 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	// the variables (prepared.vars) or what the session may read (E1)
 	// changed since the plan was bound
 	rebind := p.vars != s.syncedVariables || p.epoch != epoch
-	if name, ok := executesStatement(p.class.toks); ok && s.principal.Role != access.Admin {
-		// checked at Parse, but DEALLOCATE (or a PREPARE's replacement)
-		// may have ended the record since: what runs must be what P5, P6
-		// and E1 know (sqlPrepare)
-		if _, known := s.sqlPrepared[name]; !known {
-			return false, pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", name)
+	if s.principal.Role != access.Admin {
+		// checked at Parse, but DEALLOCATE may have ended the record since:
+		// what runs must be what P5, P6 and E1 know (sqlPrepare)
+		if err := s.requireRecord(p.class.toks); err != nil {
+			return false, err
 		}
 	}
 	if len(s.sqlPrepared) > 0 {
