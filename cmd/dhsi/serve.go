@@ -289,8 +289,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				grants.OnChange = func() {
 					// prepared statements folded the old grants into their
 					// file list: replacing the view makes DuckDB bind those
-					// over it again, and the read epoch it moves the server
-					// all others (sqlserver E1)
+					// over it again, and the read epoch it moves makes the
+					// server prepare all others again (sqlserver E1)
 					if err := u.updateURLsView(context.Background()); err != nil {
 						log.Warn("re-create the urls view after a grants change", "err", err)
 					}
