@@ -18,6 +18,10 @@
 //	C4. DuckDB's C API hands a scalar function flat vectors; a registered
 //	    function answers NULL for a row with a NULL argument (as DuckDB's
 //	    own string functions do) before Func.Chunk sees the row.
+//	C5. Nothing Prepare starts outlives it: an interrupt that reached the
+//	    connection after Prepare returned would cancel the caller's next
+//	    statement, or write into a connection the caller has since closed
+//	    (a crash in ClientContext::Interrupt, CI at 989b6ce).
 package duckcapi
 
 /*
@@ -252,10 +256,17 @@ func Prepare(ctx, until context.Context, c *duckdb.Conn, query string) (driver.S
 		return nil, err
 	}
 	finished := make(chan struct{})
+	interrupterEnded := make(chan struct{})
 	stop := context.AfterFunc(until, func() {
+		defer close(interrupterEnded)
 		// again until the call returns: an interrupt that lands before
 		// DuckDB begins the statement is forgotten when it does
 		for {
+			select {
+			case <-finished:
+				return
+			default:
+			}
 			mapping.Interrupt(mc)
 			select {
 			case <-finished:
@@ -266,6 +277,10 @@ func Prepare(ctx, until context.Context, c *duckdb.Conn, query string) (driver.S
 	})
 	st, err := c.PrepareContext(ctx, query)
 	close(finished)
-	stop()
+	if !stop() {
+		// C5: the interrupter started; it ends before c runs anything else
+		// or is closed
+		<-interrupterEnded
+	}
 	return st, err
 }
