@@ -85,7 +85,7 @@ func (s *session) info() SessionInfo {
 	defer s.mu.Unlock()
 	si := SessionInfo{PID: s.pid, User: s.user, Database: s.dbname, BackendStart: s.act.started,
 		XactStart: s.act.xactStart, QueryStart: s.act.queryStart, Then: s.act.changed, State: s.act.state, Query: s.act.query}
-	si.ApplicationName, _ = s.settings.get("application_name")
+	si.ApplicationName, _ = s.settings.shared("application_name") // not the session's goroutine
 	if a, ok := s.conn.RemoteAddr().(*net.TCPAddr); ok {
 		si.ClientAddr, si.ClientPort = a.IP.String(), int32(a.Port)
 	}
@@ -97,14 +97,14 @@ func (s *Server) Sessions() []SessionInfo {
 	s.mu.Lock()
 	list := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {
-		list = append(list, sess)
+		if sess.duck != nil { // past start-up (handle sets it under s.mu)
+			list = append(list, sess)
+		}
 	}
 	s.mu.Unlock()
 	out := make([]SessionInfo, 0, len(list))
 	for _, sess := range list {
-		if sess.duck != nil { // past start-up
-			out = append(out, sess.info())
-		}
+		out = append(out, sess.info())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out

@@ -3,6 +3,7 @@ package sqlserver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -300,5 +301,54 @@ func waitCount(t *testing.T, c *pgx.Conn, want int64, within time.Duration, what
 			t.Fatalf("%s: counted %d after %v, want %d", what, n, within, want)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSessionListWhileASessionSets: pg_stat_activity (built on a DuckDB
+// thread of another session) and Server.Sessions (the /metrics gauge, on
+// an HTTP goroutine) read a session's application_name while that
+// session SETs and RESETs. They once read its settings map unlocked, and
+// Go ended the whole server with "concurrent map read and map write" (a
+// review in stop 36: within 0.5 s through Sessions, 13 s through SQL).
+func TestSessionListWhileASessionSets(t *testing.T) {
+	s := startServer(t)
+	setter, reader := s.connect(t), s.connect(t)
+	ctx := ctxT(t)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				_ = s.srv.Sessions()
+			}
+		}
+	}()
+	go func() {
+		defer close(done)
+		for i := 0; i < 300; i++ {
+			q := fmt.Sprintf("SET app.k%d = 'v'; SET application_name = 'a%d'; RESET app.k%d; BEGIN; COMMIT", i, i, i)
+			if _, err := setter.Exec(ctx, q); err != nil {
+				t.Errorf("setter: %v", err)
+				return
+			}
+		}
+	}()
+	for reads := 0; ; reads++ {
+		select {
+		case <-done:
+			var app string
+			if err := reader.QueryRow(ctx, "SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'a%'").Scan(&app); err != nil || app != "a299" {
+				t.Errorf("the setter's application_name in pg_stat_activity: %q, %v; want a299", app, err)
+			}
+			t.Logf("%d reads of pg_stat_activity beside 300 rounds of SET", reads)
+			return
+		default:
+		}
+		var n int64
+		if err := reader.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -495,7 +495,7 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 	}
 	if lim := sess.limits(); lim.StatementTimeout > 0 {
 		// the role's default, as ALTER ROLE ... SET statement_timeout
-		sess.settings.values["statement_timeout"] = strconv.FormatInt(lim.StatementTimeout.Milliseconds(), 10)
+		sess.settings.put("statement_timeout", strconv.FormatInt(lim.StatementTimeout.Milliseconds(), 10))
 	}
 	for {
 		sess.pid = rand.Uint32N(1<<31-1) + 1

@@ -164,8 +164,8 @@ func (s *session) syncVariables(ctx context.Context) error {
 // endTransaction forgets what SET TRANSACTION chose for the transaction
 // that ended: the next one starts from the session default again.
 func (s *session) endTransaction() {
-	s.settings.values["transaction_isolation"] = s.settings.values["default_transaction_isolation"]
-	s.settings.values["transaction_read_only"] = s.settings.values["default_transaction_read_only"]
+	s.settings.put("transaction_isolation", s.settings.values["default_transaction_isolation"])
+	s.settings.put("transaction_read_only", s.settings.values["default_transaction_read_only"])
 }
 
 func isNoTransaction(err error) bool {
@@ -197,13 +197,13 @@ func (s *session) setParam(ctx context.Context, name, value string) error {
 		// CHARACTERISTICS, as JDBC's getTransactionIsolation reads it)
 		switch lname {
 		case "default_transaction_isolation":
-			s.settings.values["transaction_isolation"] = v
+			s.settings.put("transaction_isolation", v)
 		case "default_transaction_read_only":
-			s.settings.values["transaction_read_only"] = v
+			s.settings.put("transaction_read_only", v)
 		}
 	}
 	if err := s.applyToDuck(ctx, lname, v); err != nil {
-		s.settings.values[lname] = old // DuckDB refused it: keep both in step
+		s.settings.put(lname, old) // DuckDB refused it: keep both in step
 		return err
 	}
 	if report {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jeroenrinzema/psql-wire/codes"
@@ -190,9 +191,40 @@ func displayName(name string) string {
 }
 
 // settings are one session's parameter values.
+//
+// Only the session's own goroutine writes values, and only through put and
+// remove, which hold mu; it reads values without the lock. Any other
+// goroutine reads through shared, under mu: pg_stat_activity's rows are
+// built on a DuckDB thread of another session, and the /metrics gauge on
+// an HTTP goroutine, and Go ends the process on a map read concurrent
+// with a write (a SET beside pg_stat_activity did, in a review of stop
+// 36).
 type settings struct {
 	table  map[string]guc
+	mu     sync.RWMutex
 	values map[string]string
+}
+
+// put stores a value (the session's goroutine only).
+func (s *settings) put(name, value string) {
+	s.mu.Lock()
+	s.values[name] = value
+	s.mu.Unlock()
+}
+
+// remove drops a custom parameter (the session's goroutine only).
+func (s *settings) remove(name string) {
+	s.mu.Lock()
+	delete(s.values, name)
+	s.mu.Unlock()
+}
+
+// shared is get for goroutines other than the session's.
+func (s *settings) shared(name string) (string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	v, ok := s.values[name]
+	return v, ok
 }
 
 // newSettings are a new session's settings; is_superuser says whether the
@@ -222,7 +254,7 @@ func (s *settings) set(name, value string) (canonical string, report bool, err e
 	g, ok := s.table[name]
 	if !ok {
 		if strings.Contains(name, ".") { // custom placeholder parameter
-			s.values[name] = value
+			s.put(name, value)
 			return value, false, nil
 		}
 		return "", false, pgErrorf(codes.UndefinedObject, "unrecognized configuration parameter %q", name)
@@ -235,7 +267,7 @@ func (s *settings) set(name, value string) (canonical string, report bool, err e
 		return "", false, &Error{Severity: "ERROR", Code: codes.InvalidParameterValue,
 			Message: fmt.Sprintf("invalid value for parameter %q: %q", displayName(name), value), Detail: err.Error()}
 	}
-	s.values[name] = v
+	s.put(name, v)
 	return v, g.report, nil
 }
 
@@ -244,7 +276,7 @@ func (s *settings) reset(name string) (string, bool, error) {
 	g, ok := s.table[name]
 	if !ok {
 		if _, custom := s.values[name]; custom {
-			delete(s.values, name)
+			s.remove(name)
 			return "", false, nil
 		}
 		return "", false, pgErrorf(codes.UndefinedObject, "unrecognized configuration parameter %q", name)
@@ -252,7 +284,7 @@ func (s *settings) reset(name string) (string, bool, error) {
 	if g.readOnly {
 		return "", false, pgErrorf(codes.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
 	}
-	s.values[name] = g.def
+	s.put(name, g.def)
 	return g.def, g.report, nil
 }
 
