@@ -47,6 +47,12 @@ const (
 	// a CDX user writes it; PostgreSQL answers it from its B-tree on
 	// (domain, dataset_id, url), in url order, stopping at 100
 	filteredFirstPage = "SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2 AND url LIKE 'https://%' ORDER BY url LIMIT 100"
+	// count(*) as people write it: how many datasets hold a domain, and
+	// how many URLs a dataset holds for it (PostgreSQL: its count table,
+	// and its B-tree on (domain, dataset_id, url))
+	dhsiDC    = "SELECT count(*) AS n FROM domain_datasets($1) WHERE url_count > 0"
+	pgDC      = "SELECT count(*) AS n FROM domain_counts WHERE domain = $1 AND url_count > 0"
+	countURLs = "SELECT count(*) AS n FROM urls WHERE domain = $1 AND dataset_id = $2"
 )
 
 var wbSpecs = []wbSpec{
@@ -54,6 +60,8 @@ var wbSpecs = []wbSpec{
 	{"fp", "first page domain_urls($1,$2,0,1000) vs PG's B-tree", "SELECT * FROM domain_urls($1, $2, 0, 1000)", pgFP, "dd", "url"},
 	{"pp", "as a person writes it: domain_datasets($1) WHERE url_count > 0 ORDER BY url_count DESC", dhsiPP, pgPP, "d", "url_count"},
 	{"ff", "filtered first page: urls WHERE domain, dataset_id, url LIKE 'https://%' ORDER BY url LIMIT 100", filteredFirstPage, filteredFirstPage, "dd", "url"},
+	{"dc", "count(*): datasets holding a domain, domain_datasets($1) WHERE url_count > 0", dhsiDC, pgDC, "d", ""},
+	{"uc", "count(*): a domain's URLs in a dataset, urls WHERE domain = $1 AND dataset_id = $2", countURLs, countURLs, "dd", ""},
 	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none", ""},
 }
 

@@ -47,7 +47,19 @@ func TestMatchNative(t *testing.T) {
 		{"SELECT nope FROM domain_urls($1, $2, 0, 1000)", ""},
 		{`SELECT "URL" FROM domain_urls($1, $2, 0, 1000)`, ""},
 		{"SELECT url u v FROM domain_urls($1, $2, 0, 1000)", ""},
-		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000)", ""},
+		// count(*) alone, counted natively: the one column's name
+		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000)", "count count_star()"},
+		{"SELECT COUNT(*) AS n FROM domain_urls($1, $2, 0, 1000) u WHERE u.url > 'b'", "count n"},
+		{`SELECT count(*) "N" FROM domain_urls($1, $2, 0, 1000)`, "count N"},
+		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) LIMIT 1", ""},
+		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) ORDER BY url", ""},
+		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) GROUP BY url", ""},
+		{"SELECT count(*), url FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT count(*) + 1 FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT count(url) FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT count(*) FILTER (WHERE ts IS NULL) FROM domain_urls($1, $2, 0, 1000)", ""},
+		{`SELECT "count"(*) FROM domain_urls($1, $2, 0, 1000)`, ""},
+		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) JOIN t USING (url)", ""},
 		{"SELECT * FROM other($1)", ""},
 		{"SELECT * FROM domain_urls($1, $2, 0)", ""},
 	}
@@ -57,7 +69,9 @@ func TestMatchNative(t *testing.T) {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
 		got := ""
-		if nc != nil {
+		if nc != nil && nc.count != "" {
+			got = "count " + nc.count
+		} else if nc != nil {
 			var names []string
 			for _, p := range nc.columns() {
 				names = append(names, p.name)

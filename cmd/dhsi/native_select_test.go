@@ -114,7 +114,24 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT url_id, domain_prefix, domain FROM urls WHERE domain = $1 AND dataset_id = 1 ORDER BY url LIMIT 2 OFFSET 1", d1, true},
 		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = 999 ORDER BY url", d1, true},
 		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = -1", d1, true},
+		// count(*) alone, counted natively (the counts check below)
+		{"SELECT count(*) FROM urls WHERE domain = $1 AND dataset_id = $2", func(d string) []any { return []any{d, "1"} }, true},
+		{"SELECT count(*) AS n FROM urls WHERE domain = $1 AND url LIKE 'https://%'", d1, true},
 	}
+	// shapes the native path leaves to DuckDB, compared all the same
+	duckOnly := []shape{
+		{"SELECT count(*) FROM urls WHERE domain = $1 AND dataset_id = 2 AND url > 'http' LIMIT 1", d1, true},
+		{"SELECT count(*) FROM domain_datasets($1) ORDER BY 1", d1, true},
+		{"SELECT count(*) FROM domain_urls($1, 1, 0, 100) OFFSET 1", d1, true},
+	}
+	countShapes := []shape{
+		{"SELECT count(*) FROM domain_datasets($1)", d1, true},
+		{"SELECT count(*) AS n FROM domain_datasets($1) WHERE url_count > 0", d1, true},
+		{"SELECT COUNT(*) datasets FROM domain_datasets($1) d WHERE d.url_count >= $2", func(d string) []any { return []any{d, "2"} }, true},
+		{"select count(*) \"Total\" from domain_urls($1, 1, 0, 1000)", d1, true},
+		{"SELECT count(*) FROM domain_urls($1, 2, 1, 3) WHERE ts IS NULL", d1, true},
+	}
+	shapes = append(shapes, countShapes...)
 	// LIKE as DuckDB reads it (no escape; _ is one UTF-8 character)
 	for _, pattern := range []string{"%", "", "_%", "%a%", "http_://%", "%.html", "%/%/%", "h%p%s%", "%é%", "%\\%", "%_", "__%__", "https://%/", "%%", "%?%=%"} {
 		shapes = append(shapes, shape{"SELECT url FROM urls WHERE domain = $1 AND url LIKE $2 ORDER BY url, dataset_id", func(d string) []any { return []any{d, pattern} }, true})
@@ -128,6 +145,8 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT domain FROM domains WHERE domain = $1 AND scraper_version > 2", d1, true},
 		{"SELECT domain FROM domains WHERE domain = $1 AND scraper_version != $2", func(d string) []any { return []any{d, "1"} }, true},
 		{"SELECT domain FROM domains WHERE domain = $1 AND company_name >= 'Co 4'", d1, true},
+		{"SELECT count(*) FROM domains WHERE domain = $1", d1, true},
+		{"SELECT count(*) c FROM domains WHERE domain = $1 AND company_name IS NULL", d1, true},
 	}
 	compared := 0
 	// what pools and BI tools send to check a connection
@@ -171,7 +190,7 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		t.Fatalf("pg_backend_pid: native %q, DuckDB %q", got, want)
 	}
 	for _, d := range append(domains, "absent.example") {
-		for _, s := range shapes {
+		for _, s := range append(shapes[:len(shapes):len(shapes)], duckOnly...) {
 			if got, want := answer(native, s.q, s.args(d), s.ordered), answer(duck, s.q, s.args(d), s.ordered); got != want {
 				t.Fatalf("%s with %s:\nnative %q\nDuckDB %q", s.q, d, got, want)
 			}
@@ -193,6 +212,19 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		for _, s := range shapes {
 			// (a negative literal is no lookup's: DuckDB answers "= -1")
 			if strings.Contains(s.q, "FROM urls") && !strings.Contains(s.q, "= -1") && strings.Contains(s.q, "dataset_id =") == narrow {
+				want += len(domains) + 1
+			}
+		}
+		if got := nativeStatements(t, metricsAt, fn); got != want {
+			t.Fatalf("%s answered natively %d times, want %d", fn, got, want)
+		}
+	}
+	// and every shape of the table functions, count(*) among them, was
+	// the native path's
+	for _, fn := range []string{"domain_datasets", "domain_urls"} {
+		want := 0
+		for _, s := range shapes {
+			if strings.Contains(strings.ToLower(s.q), fn+"(") {
 				want += len(domains) + 1
 			}
 		}
