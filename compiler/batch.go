@@ -208,6 +208,11 @@ func (b *Batcher) Add(row []string) error {
 	return nil
 }
 
+// takeLocked takes the pending rows for land. Rows taken are counted in
+// wg here, under mu, not when land starts writing them: the timer's land
+// may wait for a slot (sem) while Flush, finding nothing pending, waits on
+// wg, which must not return before those rows are written (nor see wg
+// grow under its Wait).
 func (b *Batcher) takeLocked() [][]string {
 	rows := b.pending
 	b.pending = nil
@@ -215,16 +220,19 @@ func (b *Batcher) takeLocked() [][]string {
 		b.timer.Stop()
 		b.timer = nil
 	}
+	if len(rows) > 0 {
+		b.wg.Add(1)
+	}
 	return rows
 }
 
-// land writes rows in the background, at most InFlight at once.
+// land writes rows taken by takeLocked in the background, at most InFlight
+// at once.
 func (b *Batcher) land(rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
 	b.sem <- struct{}{}
-	b.wg.Add(1)
 	go func() {
 		defer func() { <-b.sem; b.wg.Done() }()
 		rep, err := b.c.WriteBatch(context.Background(), Table{Header: b.header, Rows: rows})

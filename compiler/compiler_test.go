@@ -756,6 +756,41 @@ func TestBatcher(t *testing.T) {
 	}
 }
 
+// TestBatcherFlushWaitsForTheTimersLanding: records the MaxDelay timer took
+// while every write slot was busy are durable when Flush returns. Flush
+// once found nothing pending and returned while the timer's land still
+// waited for a slot (and its later WaitGroup.Add could panic a Wait).
+func TestBatcherFlushWaitsForTheTimersLanding(t *testing.T) {
+	st, err := localfs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCompiler(t, st, Config{})
+	b := c.NewBatcher(fields, BatcherConfig{MaxRecords: 2, MaxDelay: time.Millisecond, InFlight: 1})
+	added, early := 0, 0
+	for i := 0; i < 100; i++ {
+		// two land at once and hold the one slot; the third is the timer's
+		for j := 0; j < 3; j++ {
+			if err := b.Add([]string{fmt.Sprintf("slot%d-%d.example", i, j), "Co", "1", "2024-01-01T00:00:00Z"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		added += 3
+		time.Sleep(3 * time.Millisecond)
+		rep, err := b.Flush(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Landed+rep.Failed != added {
+			early++
+			added = rep.Landed + rep.Failed
+		}
+	}
+	if early > 0 {
+		t.Errorf("%d of 100 Flushes returned before every record added before them was landed", early)
+	}
+}
+
 // TestPendingPage: a looping worker's view of the inbox is bounded, starts
 // after the given key and wraps round, so pages from every start together
 // cover the inbox (I5).
