@@ -158,6 +158,14 @@ func (e *Engine) reservedKeywords(ctx context.Context) (map[string]bool, error) 
 	})
 }
 
+// keywords lists all of DuckDB's keywords, of every category: DuckDB
+// quotes each of them where it writes a name (nativeagg.go, plainName).
+func (e *Engine) keywords(ctx context.Context) (map[string]bool, error) {
+	return e.allKeywords.get(func() (map[string]bool, error) {
+		return readNames(ctx, e.db, "keywords", `SELECT lower(keyword_name) FROM duckdb_keywords()`)
+	})
+}
+
 func (s *session) deny(what, needs string) error {
 	return pgErrorf(codes.InsufficientPrivilege, "%s", (&access.Denied{Principal: s.principal, What: what, Needs: needs}).Error())
 }

@@ -61,6 +61,8 @@ type Engine struct {
 	tfNames lazy[map[string]bool]
 	// reserved holds DuckDB's reserved words (authorize.go, requireTemp)
 	reserved lazy[map[string]bool]
+	// allKeywords holds all of DuckDB's keywords (keywords)
+	allKeywords lazy[map[string]bool]
 	// macros holds the built-in macros' costs (P6, macros.go)
 	macros  lazy[map[string]macroCost]
 	stmts   statementCounter // L1 (stmtcount.go)

@@ -69,10 +69,10 @@ type nativeCall struct {
 	sel *nativeSelect
 	// used: the columns the statement reads (NativeFunction.RowsUsing)
 	used []bool
-	// count, when set, is the name of the one column of a
-	// "SELECT count(*) FROM f(…) [WHERE …]": the rows WHERE keeps are
-	// counted, not sent
-	count string
+	// aggs, when set, are the select list of a "SELECT count(*), sum(col),
+	// … FROM f(…) [WHERE …]" (nativeagg.go): the rows WHERE keeps are
+	// aggregated into one row, not sent
+	aggs []nativeAgg
 }
 
 type projected struct {
@@ -88,11 +88,14 @@ type nativeArg struct {
 // matchNative recognises SELECT {* | col [[AS] alias], ...} FROM name(args)
 // [[AS] alias], then what nativeSelect answers (WHERE, ORDER BY, LIMIT,
 // OFFSET of simple forms); no expression.
-func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall, error) {
+//
+// keywords are DuckDB's (Engine.keywords), for the names of aggregates
+// (nativeagg.go); nil: only aggregates with an alias are native.
+func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map[string]bool) (*nativeCall, error) {
 	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") {
 		return nil, nil
 	}
-	count, toks := matchCountStar(toks)
+	aggItems, toks := matchAggregateList(toks)
 	closeAt := -1
 	for i, t := range toks {
 		if t.Text == ")" {
@@ -179,11 +182,20 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 	if err != nil || !ok {
 		return nil, err
 	}
-	if count != "" && sel != nil && (len(sel.order) > 0 || sel.limit >= 0 || sel.offset >= 0) {
-		return nil, nil // ORDER BY, LIMIT, OFFSET of the one row: DuckDB's
-	}
-	nc := &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj, sel: sel, used: make([]bool, len(fn.Columns)), count: count}
-	if count == "" {
+	nc := &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj, sel: sel, used: make([]bool, len(fn.Columns))}
+	if aggItems != nil {
+		if sel != nil && (len(sel.order) > 0 || sel.limit >= 0 || sel.offset >= 0) {
+			return nil, nil // ORDER BY, LIMIT, OFFSET of the one row: DuckDB's
+		}
+		if nc.aggs, ok = resolveAggregates(aggItems, fn, alias, keywords); !ok {
+			return nil, nil
+		}
+		for _, a := range nc.aggs {
+			if a.col >= 0 {
+				nc.used[a.col] = true
+			}
+		}
+	} else {
 		for _, p := range nc.columns() {
 			nc.used[p.col] = true
 		}
@@ -197,31 +209,6 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction) (*nativeCall
 		}
 	}
 	return nc, nil
-}
-
-// matchCountStar recognises a select list that is count(*) alone, with an
-// optional alias, and returns the column's name (DuckDB's count_star()
-// without an alias) and the statement with "*" in its place; name is ""
-// and toks unchanged for any other select list.
-func matchCountStar(toks []pgsql.Token) (name string, rest []pgsql.Token) {
-	if len(toks) < 7 || !toks[1].Is("count") || toks[2].Text != "(" || toks[3].Text != "*" || toks[4].Text != ")" {
-		return "", toks
-	}
-	name, i := "count_star()", 5
-	isName := func(t pgsql.Token) bool {
-		return t.Kind == pgsql.QIdent || t.Kind == pgsql.Ident && !isReservedAfterSelectList(t)
-	}
-	switch {
-	case toks[i].Is("AS") && isName(toks[i+1]):
-		name, i = toks[i+1].IdentName(), i+2
-	case isName(toks[i]):
-		name, i = toks[i].IdentName(), i+1
-	}
-	if i >= len(toks) || !toks[i].Is("FROM") {
-		return "", toks
-	}
-	rest = append([]pgsql.Token{toks[0], {Kind: pgsql.Op, Text: "*"}}, toks[i:]...)
-	return name, rest
 }
 
 // matchProjection matches a select list of "*" or plain column names of
@@ -352,13 +339,15 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 	}
 	p.returnsRows = true
 	p.native.enc = p.native.enc[:0]
-	if p.native.count != "" {
-		info, err := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT) // DuckDB's count_star()
-		if err != nil {
-			return err
+	if p.native.aggs != nil {
+		// one boxed row (runNative), encoded as DuckDB's answer is
+		for _, a := range p.native.aggs {
+			info, err := duckdb.NewTypeInfo(a.typ)
+			if err != nil {
+				return err
+			}
+			p.cols = append(p.cols, column{name: a.name, typ: colTypeOf(info)})
 		}
-		p.cols = append(p.cols, column{name: p.native.count, typ: colTypeOf(info)})
-		p.native.enc = append(p.native.enc, nativeEnc{col: 0, duck: duckdb.TYPE_BIGINT})
 		return nil
 	}
 	for _, c := range p.native.columns() {
@@ -458,12 +447,16 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		if err := nativeRowsErr(pt.nativeRows); err != nil {
 			return err
 		}
-		if p.native.count != "" {
-			n := len(pt.native)
-			if pt.nativeRows != nil {
-				n = pt.nativeRows.Len()
+		if p.native.aggs != nil {
+			rows := pt.nativeRows
+			if rows == nil {
+				rows = boxedRows(pt.native)
 			}
-			pt.native, pt.nativeRows = nil, countRow(n)
+			row := aggregateRow(p.native.aggs, p.native.fn.Columns, rows)
+			if err := nativeRowsErr(rows); err != nil {
+				return err // a cell the aggregates read could not be decoded
+			}
+			pt.native, pt.nativeRows = [][]any{row}, nil
 		}
 	}
 	pt.resumed = 0
@@ -522,12 +515,6 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 	s.complete(pt, "SELECT "+itoa(pt.sent))
 	return nil
 }
-
-// countRow is the one row of a native count(*): the number of rows counted.
-type countRow int64
-
-func (countRow) Len() int                    { return 1 }
-func (c countRow) Cell(int, int) NativeValue { return NativeInt(int64(c)) }
 
 // noNativeRows is an empty result.
 type noNativeRows struct{}

@@ -48,15 +48,24 @@ func TestMatchNative(t *testing.T) {
 		{`SELECT "URL" FROM domain_urls($1, $2, 0, 1000)`, ""},
 		{"SELECT url u v FROM domain_urls($1, $2, 0, 1000)", ""},
 		// count(*) alone, counted natively: the one column's name
-		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000)", "count count_star()"},
-		{"SELECT COUNT(*) AS n FROM domain_urls($1, $2, 0, 1000) u WHERE u.url > 'b'", "count n"},
-		{`SELECT count(*) "N" FROM domain_urls($1, $2, 0, 1000)`, "count N"},
+		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000)", "aggregates [count_star()]"},
+		{"SELECT COUNT(*) AS n FROM domain_urls($1, $2, 0, 1000) u WHERE u.url > 'b'", "aggregates [n]"},
+		{`SELECT count(*) "N" FROM domain_urls($1, $2, 0, 1000)`, "aggregates [N]"},
+		{"SELECT count(url), MIN(url) first, max(u.url_id), sum(url_id) AS s FROM domain_urls($1, $2, 0, 1000) u", "aggregates [count(url) first max(u.url_id) s]"},
+		{"SELECT max(URL) FROM domain_urls($1, $2, 0, 1000)", "aggregates [max(URL)]"},
+		{"SELECT sum(url) FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT min(ts) FROM domain_urls($1, $2, 0, 1000)", ""},
+		{`SELECT max("url") FROM domain_urls($1, $2, 0, 1000)`, ""},
+		{"SELECT max(v.url) FROM domain_urls($1, $2, 0, 1000) u", ""},
+		{"SELECT avg(url_id) FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT count(DISTINCT url) FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT count(*), url FROM domain_urls($1, $2, 0, 1000) GROUP BY url", ""},
 		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) LIMIT 1", ""},
 		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) ORDER BY url", ""},
 		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) GROUP BY url", ""},
 		{"SELECT count(*), url FROM domain_urls($1, $2, 0, 1000)", ""},
 		{"SELECT count(*) + 1 FROM domain_urls($1, $2, 0, 1000)", ""},
-		{"SELECT count(url) FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT count(url) FROM domain_urls($1, $2, 0, 1000)", "aggregates [count(url)]"},
 		{"SELECT count(*) FILTER (WHERE ts IS NULL) FROM domain_urls($1, $2, 0, 1000)", ""},
 		{`SELECT "count"(*) FROM domain_urls($1, $2, 0, 1000)`, ""},
 		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) JOIN t USING (url)", ""},
@@ -64,13 +73,17 @@ func TestMatchNative(t *testing.T) {
 		{"SELECT * FROM domain_urls($1, $2, 0)", ""},
 	}
 	for _, c := range cases {
-		nc, err := matchNative(pgsql.Significant(pgsql.Lex(c.sql)), fns)
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(c.sql)), fns, map[string]bool{"select": true, "from": true})
 		if err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
 		got := ""
-		if nc != nil && nc.count != "" {
-			got = "count " + nc.count
+		if nc != nil && nc.aggs != nil {
+			var names []string
+			for _, a := range nc.aggs {
+				names = append(names, a.name)
+			}
+			got = fmt.Sprint("aggregates ", names)
 		} else if nc != nil {
 			var names []string
 			for _, p := range nc.columns() {

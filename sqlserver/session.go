@@ -760,9 +760,15 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		var nc *nativeCall
 		sig := st.Significant()
 		natives := s.srv.nativeFunctions()
+		var keywords map[string]bool
+		if allowNative && natives != nil {
+			// nil if DuckDB could not list them: then only aggregates with
+			// an alias are native
+			keywords, _ = s.srv.engine.keywords(ctx)
+		}
 		if allowNative && natives != nil {
 			var err error
-			if nc, err = matchNative(sig, natives); err != nil {
+			if nc, err = matchNative(sig, natives, keywords); err != nil {
 				return nil, err
 			}
 			if nc == nil {
@@ -781,7 +787,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			lookedUp = pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
 			if allowNative && len(s.srv.cfg.PointLookups) > 0 {
 				var err error
-				if nc, err = matchNative(pgsql.Significant(lookedUp), natives); err != nil {
+				if nc, err = matchNative(pgsql.Significant(lookedUp), natives, keywords); err != nil {
 					return nil, err
 				}
 			}

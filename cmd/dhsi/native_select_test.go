@@ -117,12 +117,17 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		// count(*) alone, counted natively (the counts check below)
 		{"SELECT count(*) FROM urls WHERE domain = $1 AND dataset_id = $2", func(d string) []any { return []any{d, "1"} }, true},
 		{"SELECT count(*) AS n FROM urls WHERE domain = $1 AND url LIKE 'https://%'", d1, true},
+		{"SELECT count(url), max(url), min(url_id) FROM urls WHERE domain = $1 AND dataset_id = $2", func(d string) []any { return []any{d, "2"} }, true},
+		{"SELECT max(status) AS s, count(mime), min(filename) FROM urls WHERE domain = $1 AND dataset_id = 4", d1, true},
 	}
 	// shapes the native path leaves to DuckDB, compared all the same
 	duckOnly := []shape{
 		{"SELECT count(*) FROM urls WHERE domain = $1 AND dataset_id = 2 AND url > 'http' LIMIT 1", d1, true},
 		{"SELECT count(*) FROM domain_datasets($1) ORDER BY 1", d1, true},
 		{"SELECT count(*) FROM domain_urls($1, 1, 0, 100) OFFSET 1", d1, true},
+		{"SELECT max(domain), min(\"offset\") FROM urls WHERE domain = $1 AND dataset_id = 4", d1, true}, // names DuckDB quotes
+		{"SELECT sum(url), min(ts) FROM domain_urls($1, 1, 0, 100)", d1, true},
+		{"SELECT avg(url_count) FROM domain_datasets($1)", d1, true},
 	}
 	countShapes := []shape{
 		{"SELECT count(*) FROM domain_datasets($1)", d1, true},
@@ -130,6 +135,11 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT COUNT(*) datasets FROM domain_datasets($1) d WHERE d.url_count >= $2", func(d string) []any { return []any{d, "2"} }, true},
 		{"select count(*) \"Total\" from domain_urls($1, 1, 0, 1000)", d1, true},
 		{"SELECT count(*) FROM domain_urls($1, 2, 1, 3) WHERE ts IS NULL", d1, true},
+		// and the other aggregates the native path computes
+		{"SELECT sum(url_count), min(url_count), max(url_count), count(dataset) FROM domain_datasets($1)", d1, true},
+		{"SELECT sum(url_count) AS total, count(*) n FROM domain_datasets($1) WHERE url_count > 1000000", d1, true},
+		{"SELECT min(dataset) AS first, MAX(d.dataset), Sum(D.url_count) FROM domain_datasets($1) d WHERE d.url_count > 0", d1, true},
+		{"SELECT count(ts), min(url), max(url_id), sum(url_id), min(url_id) FROM domain_urls($1, 1, 0, 1000)", d1, true},
 	}
 	shapes = append(shapes, countShapes...)
 	// LIKE as DuckDB reads it (no escape; _ is one UTF-8 character)
@@ -147,6 +157,7 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT domain FROM domains WHERE domain = $1 AND company_name >= 'Co 4'", d1, true},
 		{"SELECT count(*) FROM domains WHERE domain = $1", d1, true},
 		{"SELECT count(*) c FROM domains WHERE domain = $1 AND company_name IS NULL", d1, true},
+		{"SELECT max(scraper_version), min(company_name), count(company_name) FROM domains WHERE domain = $1", d1, true},
 	}
 	compared := 0
 	// what pools and BI tools send to check a connection

@@ -1,0 +1,243 @@
+package sqlserver
+
+import (
+	"math/big"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// nativeAgg is one aggregate of a native statement whose select list is
+// aggregates only, without GROUP BY:
+//
+//	SELECT agg [[AS] name] [, …] FROM f(args) [[AS] a] [WHERE …]
+//
+// with agg one of count(*), count(col), sum(col), min(col), max(col); col a
+// column of the function, bare or qualified by the alias; sum of an integer
+// column, min and max of an integer or VARCHAR one. The answer is DuckDB's:
+// one row; count BIGINT, sum HUGEINT (NULL over no value), min and max of
+// the column's type (NULL over no value); NULLs are skipped; strings
+// compare byte by byte. A column without an alias is named as DuckDB names
+// it, "count_star()" or "fn(col)" with col as written, and only where
+// DuckDB would write col without quotes (keywords are quoted:
+// aggregateName). TestNativeSelectAgreesWithDuckDB holds the two paths to
+// the same answers. Anything else, ORDER BY, LIMIT and OFFSET of the row
+// among it, is DuckDB's.
+type nativeAgg struct {
+	fn   string // count, sum, min, max
+	col  int    // the function's column; -1 for count(*)
+	name string
+	typ  duckdb.Type // the result's
+}
+
+// aggItem is an aggregate of the select list before the function's columns
+// are known.
+type aggItem struct {
+	fn         string
+	star       bool
+	qual, col  pgsql.Token // qual.Text is "" without a qualifier
+	alias      string
+	aliasGiven bool
+}
+
+// matchAggregateList recognises a select list of aggregates alone and
+// returns them with the statement with "*" in their place; items is nil
+// and toks unchanged for any other select list.
+func matchAggregateList(toks []pgsql.Token) (items []aggItem, rest []pgsql.Token) {
+	isName := func(t pgsql.Token) bool {
+		return t.Kind == pgsql.QIdent || t.Kind == pgsql.Ident && !isReservedAfterSelectList(t)
+	}
+	i := 1
+	for {
+		if i+3 >= len(toks) || toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" {
+			return nil, toks
+		}
+		it := aggItem{fn: strings.ToLower(toks[i].Text)}
+		switch it.fn {
+		case "count", "sum", "min", "max":
+		default:
+			return nil, toks
+		}
+		j := i + 2
+		switch {
+		case it.fn == "count" && toks[j].Text == "*":
+			it.star, j = true, j+1
+		case toks[j].Kind == pgsql.Ident && j+3 < len(toks) && toks[j+1].Text == "." && toks[j+2].Kind == pgsql.Ident:
+			it.qual, it.col, j = toks[j], toks[j+2], j+3
+		case toks[j].Kind == pgsql.Ident:
+			it.col, j = toks[j], j+1
+		default:
+			return nil, toks
+		}
+		if j >= len(toks) || toks[j].Text != ")" {
+			return nil, toks
+		}
+		j++
+		switch {
+		case j+1 < len(toks) && toks[j].Is("AS") && isName(toks[j+1]):
+			it.alias, it.aliasGiven, j = toks[j+1].IdentName(), true, j+2
+		case j < len(toks) && isName(toks[j]):
+			it.alias, it.aliasGiven, j = toks[j].IdentName(), true, j+1
+		}
+		items = append(items, it)
+		if j < len(toks) && toks[j].Text == "," {
+			i = j + 1
+			continue
+		}
+		if j >= len(toks) || !toks[j].Is("FROM") {
+			return nil, toks
+		}
+		return items, append([]pgsql.Token{toks[0], {Kind: pgsql.Op, Text: "*"}}, toks[j:]...)
+	}
+}
+
+// resolveAggregates binds items to fn's columns; ok is false where the
+// native path cannot answer as DuckDB does.
+func resolveAggregates(items []aggItem, fn NativeFunction, alias string, keywords map[string]bool) (aggs []nativeAgg, ok bool) {
+	for _, it := range items {
+		a := nativeAgg{fn: it.fn, col: -1, name: it.alias}
+		if it.star {
+			a.typ = duckdb.TYPE_BIGINT
+			if !it.aliasGiven {
+				a.name = "count_star()"
+			}
+			aggs = append(aggs, a)
+			continue
+		}
+		if it.qual.Text != "" && (alias == "" || it.qual.IdentName() != alias) {
+			return nil, false
+		}
+		for c, nc := range fn.Columns {
+			if nc.Name == it.col.IdentName() {
+				a.col = c
+			}
+		}
+		if a.col < 0 {
+			return nil, false
+		}
+		colType := fn.Columns[a.col].Type
+		switch {
+		case a.fn == "count":
+			a.typ = duckdb.TYPE_BIGINT
+		case a.fn == "sum" && isIntegerType(colType):
+			a.typ = duckdb.TYPE_HUGEINT
+		case (a.fn == "min" || a.fn == "max") && (isIntegerType(colType) || colType == duckdb.TYPE_VARCHAR):
+			a.typ = colType
+		default:
+			return nil, false // sum of a string, min of a time: DuckDB's
+		}
+		if !it.aliasGiven {
+			written := it.col.Text
+			if it.qual.Text != "" {
+				if !plainName(it.qual.Text, keywords) {
+					return nil, false
+				}
+				written = it.qual.Text + "." + written
+			}
+			if !plainName(it.col.Text, keywords) {
+				return nil, false
+			}
+			a.name = a.fn + "(" + written + ")"
+		}
+		aggs = append(aggs, a)
+	}
+	return aggs, true
+}
+
+// plainName: DuckDB writes name without quotes in a column's name
+// (KeywordHelper::RequiresQuotes, capitals allowed): letters, '_', digits
+// after the first, and no keyword. Without DuckDB's keywords nothing is.
+func plainName(name string, keywords map[string]bool) bool {
+	if keywords == nil || name == "" || keywords[strings.ToLower(name)] {
+		return false
+	}
+	for i, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// aggregateRow computes aggs over rows: the one row of the answer, in the
+// Go types duckdb-go gives for the result's types.
+func aggregateRow(aggs []nativeAgg, fnCols []NativeColumn, rows NativeRows) []any {
+	n := rows.Len()
+	out := make([]any, len(aggs))
+	for k, a := range aggs {
+		if a.col < 0 {
+			out[k] = int64(n)
+			continue
+		}
+		var count int64
+		var sum *big.Int
+		var best NativeValue
+		for r := 0; r < n; r++ {
+			v := rows.Cell(r, a.col)
+			if v.kind == nvNull {
+				continue
+			}
+			count++
+			switch a.fn {
+			case "sum":
+				if sum == nil {
+					sum = new(big.Int)
+				}
+				if v.kind == nvUint {
+					sum.Add(sum, new(big.Int).SetUint64(v.n))
+				} else {
+					sum.Add(sum, big.NewInt(int64(v.n)))
+				}
+			case "min", "max":
+				if best.kind == nvNull {
+					best = v
+				} else if c := compareNative(v, best); a.fn == "min" && c < 0 || a.fn == "max" && c > 0 {
+					best = v
+				}
+			}
+		}
+		switch a.fn {
+		case "count":
+			out[k] = count
+		case "sum":
+			if sum != nil {
+				out[k] = sum
+			}
+		default:
+			if best.kind != nvNull {
+				out[k] = best.Value(fnCols[a.col].Type)
+			}
+		}
+	}
+	return out
+}
+
+// compareNative orders two non-NULL cells of one column: integers by
+// value, strings byte by byte.
+func compareNative(a, b NativeValue) int {
+	switch {
+	case a.kind == nvString:
+		return strings.Compare(a.s, b.s)
+	case a.kind == nvUint:
+		switch {
+		case a.n < b.n:
+			return -1
+		case a.n > b.n:
+			return 1
+		}
+		return 0
+	}
+	x, y := int64(a.n), int64(b.n)
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
