@@ -52,7 +52,7 @@ type Options struct {
 	Client Client
 	Rounds int
 	// Cells, when not empty, are the keys of the wirebench cells to
-	// measure (dd, fp, pp, ff, dc, uc, one; WirebenchCells); the others are skipped.
+	// measure (dd, fp, pp, ff, dc, uc, sum, one; WirebenchCells); the others are skipped.
 	Cells []string
 	// Wirebench is a built wirebench binary (default: build the embedded
 	// source with cc into the work directory).

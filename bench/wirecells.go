@@ -53,6 +53,9 @@ const (
 	dhsiDC    = "SELECT count(*) AS n FROM domain_datasets($1) WHERE url_count > 0"
 	pgDC      = "SELECT count(*) AS n FROM domain_counts WHERE domain = $1 AND url_count > 0"
 	countURLs = "SELECT count(*) AS n FROM urls WHERE domain = $1 AND dataset_id = $2"
+	// and how many URLs a domain has in all
+	dhsiSum = "SELECT sum(url_count) AS n FROM domain_datasets($1)"
+	pgSum   = "SELECT sum(url_count) AS n FROM domain_counts WHERE domain = $1"
 )
 
 var wbSpecs = []wbSpec{
@@ -62,6 +65,7 @@ var wbSpecs = []wbSpec{
 	{"ff", "filtered first page: urls WHERE domain, dataset_id, url LIKE 'https://%' ORDER BY url LIMIT 100", filteredFirstPage, filteredFirstPage, "dd", "url"},
 	{"dc", "count(*): datasets holding a domain, domain_datasets($1) WHERE url_count > 0", dhsiDC, pgDC, "d", ""},
 	{"uc", "count(*): a domain's URLs in a dataset, urls WHERE domain = $1 AND dataset_id = $2", countURLs, countURLs, "dd", ""},
+	{"sum", "sum(url_count) of domain_datasets($1): a domain's URLs in all", dhsiSum, pgSum, "d", ""},
 	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none", ""},
 }
 
