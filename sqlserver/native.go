@@ -137,6 +137,7 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 	}
 	inner := toks[from+3 : len(toks)-1]
 	var args []nativeArg
+	var nullArg error
 	for i := 0; i < len(inner); i++ {
 		t := inner[i]
 		if i%2 == 1 {
@@ -154,7 +155,13 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 			n, _ := strconv.Atoi(t.Text[1:])
 			args = append(args, nativeArg{param: n})
 		case t.Is("NULL"):
-			return nil, pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[from+1].Text))
+			if fn.NullMeansNoRows {
+				return nil, nil // DuckDB's path answers no row
+			}
+			// refused once the statement is known to be this shape: in
+			// another (a UNION, say) DuckDB's guard refuses it alike
+			nullArg = pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[from+1].Text))
+			args = append(args, nativeArg{})
 		case t.Kind == pgsql.String:
 			lit, ok := t.StandardString()
 			if !ok {
@@ -181,6 +188,9 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 	sel, ok, err := matchNativeTail(tail, fn, alias, proj)
 	if err != nil || !ok {
 		return nil, err
+	}
+	if nullArg != nil {
+		return nil, nullArg
 	}
 	nc := &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj, sel: sel, used: make([]bool, len(fn.Columns))}
 	if aggItems != nil {

@@ -96,3 +96,28 @@ func TestMatchNative(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchNativeNullArgument: a NULL literal argument is refused (22004)
+// only when the statement is the native shape; a function whose NULL means
+// no row, and any other shape, go to DuckDB, whose guard answers alike.
+// (SELECT count(*) FROM domain_record(NULL) UNION ALL … once failed with
+// 22004 where DuckDB answers 0.)
+func TestMatchNativeNullArgument(t *testing.T) {
+	fns := map[string]NativeFunction{
+		"domain_urls":   {Args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER}, Columns: []NativeColumn{{"url", duckdb.TYPE_VARCHAR}}},
+		"domain_record": {Args: []duckdb.Type{duckdb.TYPE_VARCHAR}, Columns: []NativeColumn{{"domain", duckdb.TYPE_VARCHAR}}, NullMeansNoRows: true},
+	}
+	for sql, wantErr := range map[string]bool{
+		"SELECT * FROM domain_urls(NULL, 1)":                                                                  true,
+		"SELECT count(*) FROM domain_urls(NULL, 1) WHERE url > 'a'":                                           true,
+		"SELECT * FROM domain_urls(NULL, 1) UNION ALL SELECT * FROM domain_urls('a', 1)":                      false,
+		"SELECT count(*) FROM domain_urls(NULL, 1) UNION ALL SELECT 1":                                        false,
+		"SELECT * FROM domain_record(NULL)":                                                                   false,
+		"SELECT count(*) FROM domain_record(NULL) UNION ALL SELECT count(*) FROM domain_record(NULL) LIMIT 1": false,
+	} {
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(sql)), fns, nil)
+		if nc != nil || (err != nil) != wantErr {
+			t.Errorf("%s: native %v, error %v; want an error: %v", sql, nc != nil, err, wantErr)
+		}
+	}
+}
