@@ -95,7 +95,7 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") {
 		return nil, nil
 	}
-	aggItems, toks := matchAggregateList(toks)
+	aggItems, toks := matchAggregateList(toks, keywords)
 	closeAt := -1
 	for i, t := range toks {
 		if t.Text == ")" {
@@ -107,11 +107,12 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 		return nil, nil
 	}
 	tail, alias := toks[closeAt+1:], ""
-	switch {
-	case len(tail) >= 2 && tail[0].Is("AS") && (tail[1].Kind == pgsql.Ident || tail[1].Kind == pgsql.QIdent):
-		alias, tail = tail[1].IdentName(), tail[2:]
-	case len(tail) >= 1 && (tail[0].Kind == pgsql.QIdent || tail[0].Kind == pgsql.Ident && !tail[0].Is("WHERE") && !tail[0].Is("ORDER") && !tail[0].Is("LIMIT") && !tail[0].Is("OFFSET")):
-		alias, tail = tail[0].IdentName(), tail[1:]
+	if len(tail) > 0 && !tail[0].Is("WHERE") && !tail[0].Is("ORDER") && !tail[0].Is("LIMIT") && !tail[0].Is("OFFSET") {
+		name, n, ok := matchAlias(tail, keywords)
+		if !ok {
+			return nil, nil // "… FROM f($1) group": DuckDB says what is wrong
+		}
+		alias, tail = name, tail[n:]
 	}
 	toks = toks[:closeAt+1]
 	if len(toks) < 6 || toks[len(toks)-1].Text != ")" {
@@ -131,7 +132,7 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 	if !ok || fn.Stale != nil && fn.Stale() {
 		return nil, nil
 	}
-	proj, ok := matchProjection(toks[1:from], fn.Columns)
+	proj, ok := matchProjection(toks[1:from], fn.Columns, keywords)
 	if !ok {
 		return nil, nil
 	}
@@ -162,20 +163,19 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 			// another (a UNION, say) DuckDB's guard refuses it alike
 			nullArg = pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[from+1].Text))
 			args = append(args, nativeArg{})
-		case t.Kind == pgsql.String:
+		// a literal of the argument's type; any other (a string for an
+		// INTEGER, 1.0, a number for a VARCHAR, one out of range) is
+		// DuckDB's to cast or refuse, as it binds the function
+		case t.Kind == pgsql.String && fn.Args[pos] == duckdb.TYPE_VARCHAR:
 			lit, ok := t.StandardString()
 			if !ok {
 				return nil, nil // E'' and the like: DuckDB's business
 			}
-			v, err := convertArg(lit, fn.Args[pos])
-			if err != nil {
-				return nil, err
-			}
-			args = append(args, nativeArg{value: v})
-		case t.Kind == pgsql.Number:
+			args = append(args, nativeArg{value: lit})
+		case t.Kind == pgsql.Number && fn.Args[pos] != duckdb.TYPE_VARCHAR:
 			v, err := convertArg(t.Text, fn.Args[pos])
 			if err != nil {
-				return nil, err
+				return nil, nil
 			}
 			args = append(args, nativeArg{value: v})
 		default:
@@ -224,7 +224,7 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 // matchProjection matches a select list of "*" or plain column names of
 // cols, each with an optional alias. ok is false for anything else (an
 // expression, an unknown column: DuckDB answers or reports it).
-func matchProjection(list []pgsql.Token, cols []NativeColumn) (proj []projected, ok bool) {
+func matchProjection(list []pgsql.Token, cols []NativeColumn, keywords map[string]bool) (proj []projected, ok bool) {
 	if len(list) == 1 && list[0].Text == "*" {
 		return nil, true
 	}
@@ -244,15 +244,12 @@ func matchProjection(list []pgsql.Token, cols []NativeColumn) (proj []projected,
 		}
 		p := projected{col: col, name: cols[col].Name}
 		list = list[1:]
-		if len(list) >= 2 && list[0].Is("AS") {
-			list = list[1:]
-		}
 		if len(list) > 0 && list[0].Text != "," {
-			if list[0].Kind != pgsql.QIdent && list[0].Kind != pgsql.Ident {
+			name, n, ok := matchAlias(list, keywords)
+			if !ok || n == 0 {
 				return nil, false
 			}
-			p.name = list[0].IdentName()
-			list = list[1:]
+			p.name, list = name, list[n:]
 		}
 		proj = append(proj, p)
 		if len(list) > 0 {
@@ -537,7 +534,7 @@ func (noNativeRows) Cell(int, int) NativeValue { return NativeValue{} }
 // connection (SELECT 1), which cost DuckDB's ~100 µs per statement. The
 // column is named and typed as DuckDB names and types it ("1", INTEGER;
 // TestNativeSelectAgreesWithDuckDB compares the two).
-func matchConstant(toks []pgsql.Token) *nativeCall {
+func matchConstant(toks []pgsql.Token, keywords map[string]bool) *nativeCall {
 	if len(toks) != 2 && len(toks) != 3 && len(toks) != 4 || !toks[0].Is("SELECT") || toks[1].Kind != pgsql.Number {
 		return nil
 	}
@@ -546,17 +543,12 @@ func matchConstant(toks []pgsql.Token) *nativeCall {
 		return nil
 	}
 	name := strconv.FormatInt(n, 10) // DuckDB names it by the value: SELECT 01 is "1"
-	switch len(toks) {
-	case 3:
-		if toks[2].Kind != pgsql.Ident && toks[2].Kind != pgsql.QIdent || toks[2].Kind == pgsql.Ident && isReservedAfterSelectList(toks[2]) {
+	if len(toks) > 2 {
+		alias, used, ok := matchAlias(toks[2:], keywords)
+		if !ok || used != len(toks)-2 {
 			return nil
 		}
-		name = toks[2].IdentName()
-	case 4:
-		if !toks[2].Is("AS") || toks[3].Kind != pgsql.Ident && toks[3].Kind != pgsql.QIdent {
-			return nil
-		}
-		name = toks[3].IdentName()
+		name = alias
 	}
 	row := [][]any{{int32(n)}}
 	fn := NativeFunction{Columns: []NativeColumn{{Name: name, Type: duckdb.TYPE_INTEGER}},
@@ -564,11 +556,38 @@ func matchConstant(toks []pgsql.Token) *nativeCall {
 	return &nativeCall{name: "select_constant", fn: fn}
 }
 
-// isReservedAfterSelectList: words that cannot alias a select list item.
-func isReservedAfterSelectList(t pgsql.Token) bool {
-	switch t.Upper() {
-	case "FROM", "WHERE", "LIMIT", "OFFSET", "ORDER", "GROUP", "HAVING", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY", "FETCH", "FOR", "INTO":
-		return true
+// matchAlias reads the alias at the start of toks, "AS name" or a bare
+// name, and returns it as DuckDB names the column: an unquoted name as
+// written (DuckDB keeps its case, where PostgreSQL folds it), a quoted one
+// unquoted. n is the tokens it took (0: no alias). ok is false where
+// DuckDB reads something else or refuses it: a bare keyword ("count(*)
+// year" is a syntax error, "… FROM f($1) group" too), any bare name when
+// keywords are not known, an empty or U& quoted name.
+func matchAlias(toks []pgsql.Token, keywords map[string]bool) (name string, n int, ok bool) {
+	if len(toks) == 0 {
+		return "", 0, true
 	}
-	return false
+	t, bare := toks[0], true
+	if t.Is("AS") {
+		if len(toks) < 2 {
+			return "", 0, false
+		}
+		t, bare, n = toks[1], false, 1
+	}
+	switch t.Kind {
+	case pgsql.Ident:
+		if bare && (keywords == nil || keywords[strings.ToLower(t.Text)]) {
+			return "", 0, false
+		}
+		return t.Text, n + 1, true
+	case pgsql.QIdent:
+		if len(t.Text) < 3 || t.Text[0] != '"' || t.Text[len(t.Text)-1] != '"' {
+			return "", 0, false
+		}
+		return t.IdentName(), n + 1, true
+	}
+	if !bare {
+		return "", 0, false // AS followed by no name
+	}
+	return "", 0, true // no alias: a comma, FROM, an operator
 }

@@ -69,11 +69,21 @@ func TestMatchNative(t *testing.T) {
 		{"SELECT count(*) FILTER (WHERE ts IS NULL) FROM domain_urls($1, $2, 0, 1000)", ""},
 		{`SELECT "count"(*) FROM domain_urls($1, $2, 0, 1000)`, ""},
 		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) JOIN t USING (url)", ""},
+		// aliases as DuckDB names them: case kept; a bare keyword is no alias
+		{"SELECT url AS Total, ts Stamp FROM domain_urls($1, $2, 0, 1000) U WHERE u.url > 'a' ORDER BY total", "[Total Stamp]"},
+		{"SELECT count(*) AS Total, MAX(url_id) MaxN FROM domain_urls($1, $2, 0, 1000)", "aggregates [Total MaxN]"},
+		{"SELECT url AS select FROM domain_urls($1, $2, 0, 1000)", "[select]"},
+		{"SELECT count(*) year FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT url year FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT count(*) AS FROM domain_urls($1, $2, 0, 1000)", ""},
+		{"SELECT * FROM domain_urls($1, $2, 0, 1000) group", ""},
+		{`SELECT count(*) "" FROM domain_urls($1, $2, 0, 1000)`, ""},
+		{`SELECT url U&"\0061" FROM domain_urls($1, $2, 0, 1000)`, ""},
 		{"SELECT * FROM other($1)", ""},
 		{"SELECT * FROM domain_urls($1, $2, 0)", ""},
 	}
 	for _, c := range cases {
-		nc, err := matchNative(pgsql.Significant(pgsql.Lex(c.sql)), fns, map[string]bool{"select": true, "from": true})
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(c.sql)), fns, map[string]bool{"select": true, "from": true, "as": true, "year": true, "group": true, "where": true})
 		if err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}

@@ -45,10 +45,7 @@ type aggItem struct {
 // matchAggregateList recognises a select list of aggregates alone and
 // returns them with the statement with "*" in their place; items is nil
 // and toks unchanged for any other select list.
-func matchAggregateList(toks []pgsql.Token) (items []aggItem, rest []pgsql.Token) {
-	isName := func(t pgsql.Token) bool {
-		return t.Kind == pgsql.QIdent || t.Kind == pgsql.Ident && !isReservedAfterSelectList(t)
-	}
+func matchAggregateList(toks []pgsql.Token, keywords map[string]bool) (items []aggItem, rest []pgsql.Token) {
 	i := 1
 	for {
 		if i+3 >= len(toks) || toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" {
@@ -75,11 +72,12 @@ func matchAggregateList(toks []pgsql.Token) (items []aggItem, rest []pgsql.Token
 			return nil, toks
 		}
 		j++
-		switch {
-		case j+1 < len(toks) && toks[j].Is("AS") && isName(toks[j+1]):
-			it.alias, it.aliasGiven, j = toks[j+1].IdentName(), true, j+2
-		case j < len(toks) && isName(toks[j]):
-			it.alias, it.aliasGiven, j = toks[j].IdentName(), true, j+1
+		if j < len(toks) && toks[j].Text != "," && !toks[j].Is("FROM") {
+			name, n, ok := matchAlias(toks[j:], keywords)
+			if !ok || n == 0 {
+				return nil, toks
+			}
+			it.alias, it.aliasGiven, j = name, true, j+n
 		}
 		items = append(items, it)
 		if j < len(toks) && toks[j].Text == "," {
@@ -106,7 +104,7 @@ func resolveAggregates(items []aggItem, fn NativeFunction, alias string, keyword
 			aggs = append(aggs, a)
 			continue
 		}
-		if it.qual.Text != "" && (alias == "" || it.qual.IdentName() != alias) {
+		if it.qual.Text != "" && (alias == "" || !strings.EqualFold(it.qual.IdentName(), alias)) {
 			return nil, false
 		}
 		for c, nc := range fn.Columns {

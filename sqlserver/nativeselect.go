@@ -68,7 +68,7 @@ func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string, proj [
 			return -1, i, false
 		}
 		for _, p := range proj {
-			if p.name == toks[i].IdentName() {
+			if strings.EqualFold(p.name, toks[i].IdentName()) { // DuckDB: names match without regard to case
 				return p.col, i + 1, true
 			}
 		}
@@ -80,7 +80,7 @@ func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string, proj [
 		}
 		name := toks[i].IdentName()
 		if i+2 < len(toks) && toks[i+1].Text == "." {
-			if alias == "" || name != alias || toks[i+2].Kind != pgsql.Ident && toks[i+2].Kind != pgsql.QIdent {
+			if alias == "" || !strings.EqualFold(name, alias) || toks[i+2].Kind != pgsql.Ident && toks[i+2].Kind != pgsql.QIdent {
 				return -1, i
 			}
 			name, i = toks[i+2].IdentName(), i+2

@@ -34,7 +34,7 @@ type sessionValue struct {
 // parameter the session keeps, pg_backend_pid(), current_database(),
 // current_schema(), current_user, session_user, a standard string
 // literal, or NULL.
-func (s *session) matchSessionValues(toks []pgsql.Token) *nativeCall {
+func (s *session) matchSessionValues(toks []pgsql.Token, keywords map[string]bool) *nativeCall {
 	if len(toks) < 2 || !toks[0].Is("SELECT") {
 		return nil
 	}
@@ -47,11 +47,12 @@ func (s *session) matchSessionValues(toks []pgsql.Token) *nativeCall {
 		}
 		rest = rest[n:]
 		// an alias
-		switch {
-		case len(rest) >= 2 && rest[0].Is("AS") && (rest[1].Kind == pgsql.Ident || rest[1].Kind == pgsql.QIdent):
-			v.name, rest = rest[1].IdentName(), rest[2:]
-		case len(rest) >= 1 && (rest[0].Kind == pgsql.QIdent || rest[0].Kind == pgsql.Ident && !isReservedAfterSelectList(rest[0]) && !rest[0].Is("AS")):
-			v.name, rest = rest[0].IdentName(), rest[1:]
+		if len(rest) > 0 && rest[0].Text != "," {
+			name, n, ok := matchAlias(rest, keywords)
+			if !ok || n == 0 {
+				return nil // FROM, WHERE, an operator: DuckDB's business
+			}
+			v.name, rest = name, rest[n:]
 		}
 		items = append(items, v)
 		if len(rest) == 0 {

@@ -772,10 +772,10 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 				return nil, err
 			}
 			if nc == nil {
-				nc = matchConstant(sig)
+				nc = matchConstant(sig, keywords)
 			}
 			if nc == nil {
-				nc = s.matchSessionValues(sig)
+				nc = s.matchSessionValues(sig, keywords)
 			}
 		}
 		// a view's point lookup becomes its index function's call

@@ -128,6 +128,12 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT max(domain), min(\"offset\") FROM urls WHERE domain = $1 AND dataset_id = 4", d1, true}, // names DuckDB quotes
 		{"SELECT sum(url), min(ts) FROM domain_urls($1, 1, 0, 100)", d1, true},
 		{"SELECT avg(url_count) FROM domain_datasets($1)", d1, true},
+		{"SELECT url_count year FROM domain_datasets($1)", d1, true}, // DuckDB: a syntax error
+		{"SELECT count(*) FROM domain_datasets($1) group", d1, true},
+		// literal arguments DuckDB casts or refuses as it binds
+		{"SELECT count(*) FROM domain_urls($1, '1', 0, 10)", d1, true},
+		{"SELECT url FROM domain_urls($1, 1.0, 0, 10) ORDER BY url", d1, true},
+		{"SELECT url FROM domain_urls($1, 3000000000, 0, 10) ORDER BY url", d1, true},
 	}
 	countShapes := []shape{
 		{"SELECT count(*) FROM domain_datasets($1)", d1, true},
@@ -140,6 +146,9 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT sum(url_count) AS total, count(*) n FROM domain_datasets($1) WHERE url_count > 1000000", d1, true},
 		{"SELECT min(dataset) AS first, MAX(d.dataset), Sum(D.url_count) FROM domain_datasets($1) d WHERE d.url_count > 0", d1, true},
 		{"SELECT count(ts), min(url), max(url_id), sum(url_id), min(url_id) FROM domain_urls($1, 1, 0, 1000)", d1, true},
+		// aliases keep their case in DuckDB (PostgreSQL folds them)
+		{"SELECT count(*) AS Total, MAX(url_count) MaxN FROM domain_datasets($1) DD WHERE dd.url_count > 0", d1, true},
+		{"SELECT url_count AS Total, dataset AS Name FROM domain_datasets($1) ORDER BY total DESC, NAME", d1, true},
 	}
 	shapes = append(shapes, countShapes...)
 	// LIKE as DuckDB reads it (no escape; _ is one UTF-8 character)
@@ -161,7 +170,7 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 	}
 	compared := 0
 	// what pools and BI tools send to check a connection
-	for _, q := range []string{"SELECT 1", "select 42", "SELECT 7 AS ok", `SELECT 1 "Up"`, "SELECT 1 x", "SELECT 3000000000", "SELECT 1.5", "SELECT 01",
+	for _, q := range []string{"SELECT 1", "select 42", "SELECT 7 AS ok", "SELECT 1 AS Up", "SELECT 1 year", "SELECT current_user AS Me", "SELECT version() V", `SELECT 1 "Up"`, "SELECT 1 x", "SELECT 3000000000", "SELECT 1.5", "SELECT 01",
 		// and what drivers ask the session about itself
 		"select pg_catalog.version()", "SELECT version()", "SELECT version() AS v", "SELECT current_setting('server_version_num')",
 		"SELECT current_setting('application_name') app, current_setting('TimeZone')", "SELECT current_setting('no_such_setting')",
