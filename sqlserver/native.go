@@ -89,8 +89,9 @@ type nativeArg struct {
 // [[AS] alias], then what nativeSelect answers (WHERE, ORDER BY, LIMIT,
 // OFFSET of simple forms); no expression.
 //
-// keywords are DuckDB's (Engine.keywords), for the names of aggregates
-// (nativeagg.go); nil: only aggregates with an alias are native.
+// keywords are DuckDB's (Engine.keywords): a bare alias must not be one
+// (matchAlias), nor a column an unaliased aggregate names (nativeagg.go);
+// nil: neither is native.
 func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map[string]bool) (*nativeCall, error) {
 	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") {
 		return nil, nil
