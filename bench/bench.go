@@ -54,6 +54,9 @@ type Options struct {
 	// Cells, when not empty, are the keys of the wirebench cells to
 	// measure (dd, fp, pp, ff, dc, uc, sum, one; WirebenchCells); the others are skipped.
 	Cells []string
+	// UnixSockets: wirebench reaches both servers over unix-domain sockets
+	// (each server's .s.PGSQL.<port>) instead of TCP on 127.0.0.1.
+	UnixSockets bool
 	// Wirebench is a built wirebench binary (default: build the embedded
 	// source with cc into the work directory).
 	Wirebench string

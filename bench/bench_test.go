@@ -191,6 +191,26 @@ func TestWirebenchTiny(t *testing.T) {
 	if !strings.Contains(out.String(), "tps, DHSI ÷ PostgreSQL") {
 		t.Errorf("no ratio table in\n%s", out.String())
 	}
+	// and over each server's unix-domain socket (issue 16)
+	log.Reset()
+	res, err = Run(t.Context(), Options{URLs: 5000, Domains: 200, Datasets: 2, Clients: []int{1}, Queries: 300,
+		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Client: ClientWirebench, Wirebench: wb, UnixSockets: true,
+		Cells: []string{"dd", "one"}, Shape: ShapeRealistic, SkipPG: skipPG, SkipCold: true, Bin: bin, Log: &log})
+	if err != nil {
+		t.Fatalf("unix sockets: %v\n%s", err, log.String())
+	}
+	out.Reset()
+	res.Print(&out)
+	if !strings.Contains(out.String(), "unix-domain sockets") {
+		t.Errorf("the report does not say the sockets were unix-domain ones:\n%s", out.String())
+	}
+	for _, c := range res.WB {
+		for i, rd := range c.rounds {
+			if rd.dhsi.N == 0 || !skipPG && rd.pg.N == 0 {
+				t.Errorf("unix sockets, %s round %d: DHSI %+v, PostgreSQL %+v", c.spec.key, i+1, rd.dhsi, rd.pg)
+			}
+		}
+	}
 }
 
 // TestDisagreementAllowsTiesInEitherOrder: the person-written cell orders

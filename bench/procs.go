@@ -138,7 +138,7 @@ func runIngest(ctx context.Context, bin, storeDir, dataset, workDir string, extr
 var portRE = regexp.MustCompile(`psql -h 127\.0\.0\.1 -p (\d+)`)
 
 // startServe starts `dhsi serve` as a child and returns it with its
-// connection string.
+// connection string (TCP; serveSocketURL makes the unix-socket one).
 func startServe(ctx context.Context, bin, logPath string, env []string, args ...string) (*proc, string, error) {
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -174,6 +174,17 @@ func startServe(ctx context.Context, bin, logPath string, env []string, args ...
 		p.stop()
 		return nil, "", ctx.Err()
 	}
+}
+
+// serveSocketURL turns the TCP connection string of a `dhsi serve` that was
+// given --unix-socket-dir dir into the one of its unix-domain socket
+// (dir/.s.PGSQL.<port>, the port of its TCP listener).
+func serveSocketURL(tcpURL, dir string) (string, error) {
+	m := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(tcpURL)
+	if m == nil {
+		return "", fmt.Errorf("no port in %q", tcpURL)
+	}
+	return fmt.Sprintf("host=%s port=%s user=bench dbname=dhsi sslmode=disable", dir, m[1]), nil
 }
 
 // startVersityGW starts versitygw (the go.mod tool) on a POSIX directory.
@@ -224,6 +235,8 @@ type pgCluster struct {
 	dir  string
 	proc *proc
 	url  string
+	// socketURL reaches the same database over its unix-domain socket
+	socketURL string
 }
 
 const pgBin = "/usr/lib/postgresql/15/bin"
@@ -288,6 +301,7 @@ func startPG(ctx context.Context) (*pgCluster, error) {
 	}
 	c.proc = p
 	c.url = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	c.socketURL = fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres sslmode=disable", sock, port)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		d := net.Dialer{Timeout: time.Second}

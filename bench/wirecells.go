@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,14 +146,24 @@ func (r *Result) runWirebenchCells(ctx context.Context, o Options, work, storeDi
 	if err := writeQueryFile(qfile, r.corp, queries, r.DatasetIDs); err != nil {
 		return err
 	}
+	sockDir := filepath.Join(work, "sock")
+	if err := os.MkdirAll(sockDir, 0o755); err != nil {
+		return err
+	}
 	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve.log"), nil,
-		append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}, o.memoryLimit()...)...)
+		append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0", "--unix-socket-dir", sockDir}, o.memoryLimit()...)...)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
 	r.Check = r.check(ctx, url, queries)
-	dhsi := wbSystem{name: "DHSI", conninfo: url, cpu: func() (time.Duration, error) { return settledCPU(srv.cmd.Process.Pid, false) }}
+	dhsiConn := url
+	if o.UnixSockets {
+		if dhsiConn, err = serveSocketURL(url, sockDir); err != nil {
+			return err
+		}
+	}
+	dhsi := wbSystem{name: "DHSI", conninfo: dhsiConn, cpu: func() (time.Duration, error) { return settledCPU(srv.cmd.Process.Pid, false) }}
 	systems := []wbSystem{dhsi}
 	if !o.SkipPG {
 		pg, err := r.loadPG(ctx, o, storeDir)
@@ -160,7 +171,11 @@ func (r *Result) runWirebenchCells(ctx context.Context, o Options, work, storeDi
 			return err
 		}
 		defer pg.stop()
-		systems = append(systems, wbSystem{name: "PG", conninfo: pg.url, cpu: func() (time.Duration, error) { return settledCPU(pg.proc.cmd.Process.Pid, true) }})
+		pgConn := pg.url
+		if o.UnixSockets {
+			pgConn = pg.socketURL
+		}
+		systems = append(systems, wbSystem{name: "PG", conninfo: pgConn, cpu: func() (time.Duration, error) { return settledCPU(pg.proc.cmd.Process.Pid, true) }})
 		if a := r.agree(ctx, url, pg.url, queries); strings.HasPrefix(a, "ok") {
 			r.Check += "; " + a
 		} else {
@@ -260,8 +275,12 @@ func (c wbCell) meanOf(f func(wbRound) float64) float64 {
 // round's ratio after it) and the per-round detail.
 func (r *Result) printWirebench(w io.Writer) {
 	o := r.Opts
-	fmt.Fprintf(w, "\nDHSI vs PostgreSQL 15, wirebench (libpq, one prepared statement per connection, TCP 127.0.0.1): %d URLs, %d domains, %d datasets, %s corpus\n",
-		r.URLs, o.Domains, o.Datasets, shapeName(o.Shape))
+	transport := "TCP 127.0.0.1"
+	if o.UnixSockets {
+		transport = "unix-domain sockets"
+	}
+	fmt.Fprintf(w, "\nDHSI vs PostgreSQL 15, wirebench (libpq, one prepared statement per connection, %s): %d URLs, %d domains, %d datasets, %s corpus\n",
+		transport, r.URLs, o.Domains, o.Datasets, shapeName(o.Shape))
 	fmt.Fprintf(w, "each measurement: %v warm-up + %v measured; %d rounds per cell, DHSI first in odd rounds, PostgreSQL first in even ones (A B | B A); both served the %d-query set once before\n\n",
 		o.Warmup, o.Duration, o.Rounds, len(r.queries))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.Debug)

@@ -34,6 +34,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		client   = fs.String("client", "wirebench", "load client of the warm cells: wirebench (bench/wirebench/wirebench.c, a lean libpq client built with cc; DHSI and PostgreSQL side by side, A B | B A over --rounds, ratios per cell) or pgx (the Go client of earlier tables, which costs more per query than DHSI's server work; also measures the DuckDB scan)")
 		rounds   = fs.Int("rounds", 2, "with --client wirebench: rounds per cell, the order of the systems reversed each round")
 		wbBin    = fs.String("wirebench", "", "with --client wirebench: a built wirebench binary (default: build the embedded source with cc; needs libpq-dev)")
+		unixSock = fs.Bool("unix-sockets", false, "with --client wirebench: reach both servers over their unix-domain sockets (.s.PGSQL.<port>) instead of TCP on 127.0.0.1")
 		cells    = fs.String("cells", "", "with --client wirebench: comma-separated cells to measure, of "+strings.Join(bench.WirebenchCells(), ", ")+" (default: all)")
 	)
 	fs.Usage = func() {
@@ -73,12 +74,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("%w: --cells chooses among the wirebench cells", errUsage)
 		}
 	}
+	if *unixSock && *client != string(bench.ClientWirebench) {
+		return fmt.Errorf("%w: --unix-sockets is for the wirebench client", errUsage)
+	}
 	bin, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	res, err := bench.Run(ctx, bench.Options{URLs: *urls, Domains: *domains, Datasets: *datasets, Clients: cs, Duration: *duration,
-		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), Client: bench.Client(*client), Rounds: *rounds, Cells: cellKeys, Wirebench: *wbBin, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, MemoryLimit: *memLimit, Bin: bin, Log: stderr})
+		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), Client: bench.Client(*client), Rounds: *rounds, Cells: cellKeys, UnixSockets: *unixSock, Wirebench: *wbBin, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, MemoryLimit: *memLimit, Bin: bin, Log: stderr})
 	if err != nil {
 		return err
 	}
