@@ -471,10 +471,16 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 	loc := s.settings.location()
 	if rows := pt.nativeRows; rows != nil {
 		reader := newRowReader(rows, p.native.enc)
-		for n := rows.Len(); pt.nativeNext < n; {
+		// as PostgreSQL (and the DuckDB path) does, an Execute that has
+		// sent maxRows rows suspends the portal without looking for more;
+		// the next one then completes it with "SELECT 0"
+		for n := rows.Len(); ; {
 			if maxRows > 0 && pt.resumed >= maxRows {
 				s.send(&pgproto3.PortalSuspended{})
 				return nil
+			}
+			if pt.nativeNext >= n {
+				break
 			}
 			out, err := appendNativeCells(s.out, p.cols, p.native.enc, pt.formats, reader.row(pt.nativeNext), loc)
 			s.out = out
@@ -491,15 +497,19 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		if err := nativeRowsErr(rows); err != nil {
 			return err
 		}
-		s.complete(pt, "SELECT "+itoa(pt.sent))
+		// the rows of this Execute, as PostgreSQL counts them
+		s.complete(pt, "SELECT "+itoa(pt.resumed))
 		return nil
 	}
 	proj := p.native.proj
 	projected := make([]any, len(proj)) // reused: each row is encoded before the next
-	for pt.nativeNext < len(pt.native) {
+	for {
 		if maxRows > 0 && pt.resumed >= maxRows {
 			s.send(&pgproto3.PortalSuspended{})
 			return nil
+		}
+		if pt.nativeNext >= len(pt.native) {
+			break
 		}
 		row := pt.native[pt.nativeNext]
 		pt.nativeNext++
@@ -520,7 +530,7 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			return err
 		}
 	}
-	s.complete(pt, "SELECT "+itoa(pt.sent))
+	s.complete(pt, "SELECT "+itoa(pt.resumed))
 	return nil
 }
 

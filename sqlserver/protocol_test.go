@@ -1,6 +1,7 @@
 package sqlserver_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -9,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/dhsi/dhsi/sqlserver"
 )
 
 // rawClient speaks the protocol message by message, for what pgx does not
@@ -113,6 +117,41 @@ func wantMessages(t *testing.T, got, want []string) {
 	if !slices.Equal(got, want) {
 		t.Errorf("messages\n got %q\nwant %q", got, want)
 	}
+}
+
+// TestNativePortalSuspendsAsDuckDBsDoes: an Execute with a row limit over
+// the native path answers message for message as over DuckDB's (and as
+// PostgreSQL does): a portal that has sent its limit is suspended without a
+// look for more, and the tag counts the rows of that Execute. The native
+// path once completed a portal whose rows ran out at the limit, and tagged
+// it with the portal's total.
+func TestNativePortalSuspendsAsDuckDBsDoes(t *testing.T) {
+	three := sqlserver.NativeFunction{
+		Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
+		Columns: []sqlserver.NativeColumn{{Name: "i", Type: duckdb.TYPE_BIGINT}},
+		Run: func(context.Context, []any) ([][]any, error) {
+			return [][]any{{int64(0)}, {int64(1)}, {int64(2)}}, nil
+		},
+	}
+	s := startServer(t, func(c *sqlserver.Config) { c.NativeFunctions = map[string]sqlserver.NativeFunction{"three": three} })
+	rc := s.raw(t)
+	for _, limits := range [][]uint32{{3, 3}, {2, 0}, {0}, {1, 1, 1, 1}} {
+		var answers [2][]string
+		for k, query := range []string{"SELECT * FROM three($1)", "SELECT i FROM range(3::BIGINT + 0 * length($1)) t(i)"} {
+			msgs := []pgproto3.FrontendMessage{&pgproto3.Parse{Query: query}, &pgproto3.Bind{Parameters: [][]byte{[]byte("x")}}}
+			for _, n := range limits {
+				msgs = append(msgs, &pgproto3.Execute{MaxRows: n})
+			}
+			answers[k] = rc.roundTrip(append(msgs, &pgproto3.Sync{})...)
+		}
+		if !slices.Equal(answers[0], answers[1]) {
+			t.Errorf("Executes of at most %v rows: native %q, DuckDB %q", limits, answers[0], answers[1])
+		}
+	}
+	// and the one row of an aggregate
+	got := rc.roundTrip(&pgproto3.Parse{Query: "SELECT count(*) AS n FROM three($1)"}, &pgproto3.Bind{Parameters: [][]byte{[]byte("x")}},
+		&pgproto3.Execute{MaxRows: 1}, &pgproto3.Execute{MaxRows: 1}, &pgproto3.Sync{})
+	wantMessages(t, got, seq("ParseComplete", "BindComplete", "DataRow 3", "PortalSuspended", "CommandComplete SELECT 0", "ReadyForQuery I"))
 }
 
 func TestNamedStatementRunsManyTimesUntilDeallocated(t *testing.T) {
