@@ -1,6 +1,7 @@
 package sqlserver_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -289,92 +290,82 @@ func TestReadEpochPreparesOnlyWhatRuns(t *testing.T) {
 // DuckDB ran the kept statement on p's freed plan and the process died
 // (SIGSEGV in duckdb_pending_prepared).
 func TestExecuteOfAReplacedPrepare(t *testing.T) {
-	for _, user := range []string{"rita", "ada"} {
-		t.Run(user, func(t *testing.T) {
-			s := startServer(t, readerAndAdmin)
-			ctx := ctxT(t)
-			c := s.connectAs(t, user, "pw")
-			simple := func(sql string) {
-				t.Helper()
-				if _, err := c.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
-					t.Fatalf("%s: %v", sql, err)
-				}
+	asReaderAndAdmin(t, func(t *testing.T, ctx context.Context, c *pgx.Conn) {
+		simple := func(sql string) {
+			t.Helper()
+			if _, err := c.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatalf("%s: %v", sql, err)
 			}
-			simple("PREPARE p AS SELECT 1")
-			if _, err := c.Prepare(ctx, "ex", "EXECUTE p"); err != nil {
-				t.Fatal(err)
+		}
+		simple("PREPARE p AS SELECT 1")
+		if _, err := c.Prepare(ctx, "ex", "EXECUTE p"); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for want := 1; want <= 3; want++ {
+			if want > 1 {
+				simple(fmt.Sprintf("PREPARE p AS SELECT %d", want))
 			}
-			var n int
-			for want := 1; want <= 3; want++ {
-				if want > 1 {
-					simple(fmt.Sprintf("PREPARE p AS SELECT %d", want))
-				}
-				if err := c.QueryRow(ctx, "ex").Scan(&n); err != nil || n != want {
-					t.Fatalf("EXECUTE p after p became SELECT %d: %d, %v", want, n, err)
-				}
+			if err := c.QueryRow(ctx, "ex").Scan(&n); err != nil || n != want {
+				t.Fatalf("EXECUTE p after p became SELECT %d: %d, %v", want, n, err)
 			}
+		}
+		simple("DEALLOCATE p")
+		if err := c.QueryRow(ctx, "ex").Scan(&n); err == nil {
+			t.Fatal("EXECUTE p after DEALLOCATE p answered")
+		}
+		// a cursor over EXECUTE p, fetched after p changed shape: an
+		// error, not values under the old description (and, in binary,
+		// not a session that panicked encoding them)
+		simple("PREPARE p AS SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID AS u")
+		for _, binary := range []string{"", "BINARY "} {
+			simple("BEGIN")
+			simple("DECLARE c " + binary + "CURSOR FOR EXECUTE p")
 			simple("DEALLOCATE p")
-			if err := c.QueryRow(ctx, "ex").Scan(&n); err == nil {
-				t.Fatal("EXECUTE p after DEALLOCATE p answered")
+			simple("PREPARE p AS SELECT 'hello' AS u")
+			rows, err := c.Query(ctx, "FETCH 1 FROM c", pgx.QueryExecModeSimpleProtocol)
+			if err == nil {
+				for rows.Next() {
+				}
+				err = rows.Err()
 			}
-			// a cursor over EXECUTE p, fetched after p changed shape: an
-			// error, not values under the old description (and, in binary,
-			// not a session that panicked encoding them)
+			if err == nil {
+				t.Errorf("%scursor over EXECUTE p after p changed shape: no error", binary)
+			}
+			t.Logf("%scursor over EXECUTE p after p changed shape: %v", binary, err)
+			simple("ROLLBACK")
+			simple("DEALLOCATE p")
 			simple("PREPARE p AS SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID AS u")
-			for _, binary := range []string{"", "BINARY "} {
-				simple("BEGIN")
-				simple("DECLARE c " + binary + "CURSOR FOR EXECUTE p")
-				simple("DEALLOCATE p")
-				simple("PREPARE p AS SELECT 'hello' AS u")
-				rows, err := c.Query(ctx, "FETCH 1 FROM c", pgx.QueryExecModeSimpleProtocol)
-				if err == nil {
-					for rows.Next() {
-					}
-					err = rows.Err()
-				}
-				if err == nil {
-					t.Errorf("%scursor over EXECUTE p after p changed shape: no error", binary)
-				}
-				t.Logf("%scursor over EXECUTE p after p changed shape: %v", binary, err)
-				simple("ROLLBACK")
-				simple("DEALLOCATE p")
-				simple("PREPARE p AS SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID AS u")
-			}
-			// the server is up, the session usable
-			if err := c.QueryRow(ctx, "SELECT 41 + 1").Scan(&n); err != nil || n != 42 {
-				t.Fatalf("after: %d, %v", n, err)
-			}
-		})
-	}
+		}
+		// the server is up, the session usable
+		if err := c.QueryRow(ctx, "SELECT 41 + 1").Scan(&n); err != nil || n != 42 {
+			t.Fatalf("after: %d, %v", n, err)
+		}
+	})
 }
 
 // TestExecuteAsAName: a column, alias or table named execute is no
 // EXECUTE: such statements prepare, bind and run again like any other
 // (X1 took them for one, and its shape check then refused them all).
 func TestExecuteAsAName(t *testing.T) {
-	for _, user := range []string{"rita", "ada"} {
-		t.Run(user, func(t *testing.T) {
-			s := startServer(t, readerAndAdmin)
-			ctx := ctxT(t)
-			c := s.connectAs(t, user, "pw")
-			if _, err := c.Exec(ctx, "CREATE TEMP TABLE t(a int)", pgx.QueryExecModeSimpleProtocol); err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range []struct {
-				sql  string
-				args []any
-			}{
-				{"INSERT INTO t SELECT $1::INTEGER AS execute FROM range(1)", []any{7}},
-				{"UPDATE t SET a = 1 WHERE a IN (SELECT 1 AS execute FROM range(1))", nil},
-				{"CREATE TEMP TABLE IF NOT EXISTS execute AS SELECT 1 AS a", nil},
-				{"SELECT a AS execute FROM t WHERE a > $1::INTEGER", []any{0}},
-			} {
-				for range 3 { // prepared once, run again from the cache
-					if _, err := c.Exec(ctx, q.sql, q.args...); err != nil {
-						t.Fatalf("%s: %v", q.sql, err)
-					}
+	asReaderAndAdmin(t, func(t *testing.T, ctx context.Context, c *pgx.Conn) {
+		if _, err := c.Exec(ctx, "CREATE TEMP TABLE t(a int)", pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{"INSERT INTO t SELECT $1::INTEGER AS execute FROM range(1)", []any{7}},
+			{"UPDATE t SET a = 1 WHERE a IN (SELECT 1 AS execute FROM range(1))", nil},
+			{"CREATE TEMP TABLE IF NOT EXISTS execute AS SELECT 1 AS a", nil},
+			{"SELECT a AS execute FROM t WHERE a > $1::INTEGER", []any{0}},
+		} {
+			for range 3 { // prepared once, run again from the cache
+				if _, err := c.Exec(ctx, q.sql, q.args...); err != nil {
+					t.Fatalf("%s: %v", q.sql, err)
 				}
 			}
-		})
-	}
+		}
+	})
 }

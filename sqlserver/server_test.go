@@ -107,6 +107,17 @@ func readerAndAdmin(c *sqlserver.Config) {
 	c.Users = []sqlserver.User{{Name: "rita", Password: "pw", Role: access.Reader}, {Name: "ada", Password: "pw", Role: access.Admin}}
 }
 
+// asReaderAndAdmin runs fn in a subtest for each of readerAndAdmin's users,
+// on a fresh server and a session of that user.
+func asReaderAndAdmin(t *testing.T, fn func(t *testing.T, ctx context.Context, c *pgx.Conn)) {
+	for _, user := range []string{"rita", "ada"} {
+		t.Run(user, func(t *testing.T) {
+			s := startServer(t, readerAndAdmin)
+			fn(t, ctxT(t), s.connectAs(t, user, "pw"))
+		})
+	}
+}
+
 // withMode sets pgx's default query execution mode.
 func withMode(m pgx.QueryExecMode) func(*pgx.ConnConfig) {
 	return func(c *pgx.ConnConfig) { c.DefaultQueryExecMode = m }
