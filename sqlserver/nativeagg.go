@@ -194,7 +194,7 @@ func aggregateRow(aggs []nativeAgg, fnCols []NativeColumn, rows NativeRows) []an
 			case "min", "max":
 				if best.kind == nvNull {
 					best = v
-				} else if c := compareNative(v, best); a.fn == "min" && c < 0 || a.fn == "max" && c > 0 {
+				} else if c := compareCells(v, best); a.fn == "min" && c < 0 || a.fn == "max" && c > 0 {
 					best = v
 				}
 			}
@@ -213,29 +213,4 @@ func aggregateRow(aggs []nativeAgg, fnCols []NativeColumn, rows NativeRows) []an
 		}
 	}
 	return out
-}
-
-// compareNative orders two non-NULL cells of one column: integers by
-// value, strings byte by byte.
-func compareNative(a, b NativeValue) int {
-	switch {
-	case a.kind == nvString:
-		return strings.Compare(a.s, b.s)
-	case a.kind == nvUint:
-		switch {
-		case a.n < b.n:
-			return -1
-		case a.n > b.n:
-			return 1
-		}
-		return 0
-	}
-	x, y := int64(a.n), int64(b.n)
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
