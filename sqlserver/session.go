@@ -969,15 +969,7 @@ func (p *prepared) describeDuck(clientOIDs []uint32, shape *duckdb.Stmt) error {
 	cols := make([]column, count)
 	for i := range cols {
 		name, _ := desc.ColumnName(i)
-		info, err := desc.ColumnTypeInfo(i)
-		if err != nil {
-			info = nil
-		}
-		cols[i] = column{name: name, typ: colTypeOf(info)}
-		if columnIsJSON(desc, i) {
-			// duckdb-go hands JSON values over parsed; encode them back
-			cols[i].typ = colType{OID: oidJSON, Typmod: -1, Len: -1, kind: kJSON}
-		}
+		cols[i] = column{name: name, typ: duckColumnType(desc, i)}
 	}
 	switch st {
 	case duckdb.STATEMENT_TYPE_SELECT, duckdb.STATEMENT_TYPE_EXPLAIN, duckdb.STATEMENT_TYPE_PRAGMA,
@@ -1288,6 +1280,19 @@ func (s *session) openPortal(ctx context.Context, pt *portal) (bool, error) {
 	return true, nil
 }
 
+// duckColumnType is how column i of stmt's result is sent.
+func duckColumnType(stmt *duckdb.Stmt, i int) colType {
+	if columnIsJSON(stmt, i) {
+		// duckdb-go hands JSON values over parsed; encode them back
+		return colType{OID: oidJSON, Typmod: -1, Len: -1, kind: kJSON}
+	}
+	info, err := stmt.ColumnTypeInfo(i)
+	if err != nil {
+		info = nil
+	}
+	return colTypeOf(info)
+}
+
 // sameColumns reports whether stmt's result has the columns' types, as
 // describeDuck computed them.
 func sameColumns(stmt *duckdb.Stmt, cols []column) bool {
@@ -1296,15 +1301,7 @@ func sameColumns(stmt *duckdb.Stmt, cols []column) bool {
 		return false
 	}
 	for i, c := range cols {
-		info, err := stmt.ColumnTypeInfo(i)
-		if err != nil {
-			info = nil
-		}
-		t := colTypeOf(info)
-		if columnIsJSON(stmt, i) {
-			t.OID = oidJSON
-		}
-		if t.OID != c.typ.OID {
+		if duckColumnType(stmt, i).OID != c.typ.OID {
 			return false
 		}
 	}
