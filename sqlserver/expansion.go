@@ -229,17 +229,12 @@ func executesStatement(toks []pgsql.Token) (string, bool) {
 	i := 0
 	if len(toks) > 0 && toks[0].Is("EXPLAIN") {
 		i = 1
-		if i < len(toks) && toks[i].Kind == pgsql.Punct && toks[i].Text == "(" {
-			for depth := 0; i < len(toks); i++ {
-				if toks[i].Kind == pgsql.Punct && toks[i].Text == "(" {
-					depth++
-				} else if toks[i].Kind == pgsql.Punct && toks[i].Text == ")" {
-					if depth--; depth == 0 {
-						i++
-						break
-					}
-				}
+		if i < len(toks) && toks[i].Text == "(" { // EXPLAIN (options)
+			end := pgsql.MatchingParen(toks, i)
+			if end < 0 {
+				return "", false
 			}
+			i = end + 1
 		}
 		for i < len(toks) && (toks[i].Is("ANALYZE") || toks[i].Is("ANALYSE") || toks[i].Is("VERBOSE")) {
 			i++
