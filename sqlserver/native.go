@@ -488,7 +488,6 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 				return err
 			}
 			pt.nativeNext++
-			pt.sent++
 			pt.resumed++
 			if err := s.spill(); err != nil {
 				return err
@@ -524,7 +523,6 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		if err != nil {
 			return err
 		}
-		pt.sent++
 		pt.resumed++
 		if err := s.spill(); err != nil {
 			return err

@@ -181,7 +181,6 @@ type portal struct {
 	rows    driver.Rows
 	own     *duckdb.Stmt // a private DuckDB statement when stmt.stmt was busy
 	cancel  context.CancelFunc
-	sent    int64 // rows sent in total
 	resumed int64 // rows sent since the current Execute began
 	bound   bool  // counted in stmt.refs (a Bind, not a simple query)
 	done    bool
@@ -762,11 +761,9 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		natives := s.srv.nativeFunctions()
 		var keywords map[string]bool
 		if allowNative && natives != nil {
-			// nil if DuckDB could not list them: then only aggregates with
-			// an alias are native
+			// nil if DuckDB could not list them: then no bare alias, nor an
+			// unaliased aggregate of a column, is native (matchNative)
 			keywords, _ = s.srv.engine.keywords(ctx)
-		}
-		if allowNative && natives != nil {
 			var err error
 			if nc, err = matchNative(sig, natives, keywords); err != nil {
 				return nil, err
@@ -1381,7 +1378,6 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 			return n, false, err
 		}
 		n++
-		pt.sent++
 		if err := s.spill(); err != nil {
 			return n, false, err
 		}
