@@ -22,7 +22,7 @@ import (
 // compare byte by byte. A column without an alias is named as DuckDB names
 // it, "count_star()" or "fn(col)" with col as written, and only where
 // DuckDB would write col without quotes (keywords are quoted:
-// aggregateName). TestNativeSelectAgreesWithDuckDB holds the two paths to
+// plainName). TestNativeSelectAgreesWithDuckDB holds the two paths to
 // the same answers. Anything else, ORDER BY, LIMIT and OFFSET of the row
 // among it, is DuckDB's.
 type nativeAgg struct {
@@ -35,11 +35,10 @@ type nativeAgg struct {
 // aggItem is an aggregate of the select list before the function's columns
 // are known.
 type aggItem struct {
-	fn         string
-	star       bool
-	qual, col  pgsql.Token // qual.Text is "" without a qualifier
-	alias      string
-	aliasGiven bool
+	fn        string
+	star      bool
+	qual, col pgsql.Token // qual.Text is "" without a qualifier
+	alias     string      // "" without one (matchAlias names none "")
 }
 
 // matchAggregateList recognises a select list of aggregates alone and
@@ -77,7 +76,7 @@ func matchAggregateList(toks []pgsql.Token, keywords map[string]bool) (items []a
 			if !ok || n == 0 {
 				return nil, toks
 			}
-			it.alias, it.aliasGiven, j = name, true, j+n
+			it.alias, j = name, j+n
 		}
 		items = append(items, it)
 		if j < len(toks) && toks[j].Text == "," {
@@ -98,7 +97,7 @@ func resolveAggregates(items []aggItem, fn NativeFunction, alias string, keyword
 		a := nativeAgg{fn: it.fn, col: -1, name: it.alias}
 		if it.star {
 			a.typ = duckdb.TYPE_BIGINT
-			if !it.aliasGiven {
+			if it.alias == "" {
 				a.name = "count_star()"
 			}
 			aggs = append(aggs, a)
@@ -126,7 +125,7 @@ func resolveAggregates(items []aggItem, fn NativeFunction, alias string, keyword
 		default:
 			return nil, false // sum of a string, min of a time: DuckDB's
 		}
-		if !it.aliasGiven {
+		if it.alias == "" {
 			written := it.col.Text
 			if it.qual.Text != "" {
 				if !plainName(it.qual.Text, keywords) {
