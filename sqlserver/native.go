@@ -85,40 +85,19 @@ type nativeArg struct {
 	value any // the literal, converted to the argument type
 }
 
-// matchNative recognises SELECT {* | col [[AS] alias], ...} FROM name(args)
-// [[AS] alias], then what nativeSelect answers (WHERE, ORDER BY, LIMIT,
-// OFFSET of simple forms); no expression.
+// matchNative recognises SELECT {* | col [[AS] alias], ...} FROM items
+// (nativefrom.go: a function's call or a native view, or two joined),
+// then what nativeSelect answers (WHERE, ORDER BY, LIMIT, OFFSET of simple
+// forms); no expression.
 //
 // keywords are DuckDB's (Engine.keywords): a bare alias must not be one
 // (matchAlias), nor a column an unaliased aggregate names (nativeagg.go);
 // nil: neither is native.
-func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map[string]bool) (*nativeCall, error) {
-	if len(fns) == 0 || len(toks) < 6 || !toks[0].Is("SELECT") {
+func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) (*nativeCall, error) {
+	if len(fns) == 0 || len(toks) < 4 || !toks[0].Is("SELECT") {
 		return nil, nil
 	}
 	aggItems, toks := matchAggregateList(toks, keywords)
-	closeAt := -1
-	for i, t := range toks {
-		if t.Text == ")" {
-			closeAt = i // the call's: no parenthesis comes before it
-			break
-		}
-	}
-	if closeAt < 0 {
-		return nil, nil
-	}
-	tail, alias := toks[closeAt+1:], ""
-	if len(tail) > 0 && !tail[0].Is("WHERE") && !tail[0].Is("ORDER") && !tail[0].Is("LIMIT") && !tail[0].Is("OFFSET") {
-		name, n, ok := matchAlias(tail, keywords)
-		if !ok {
-			return nil, nil // "… FROM f($1) group": DuckDB says what is wrong
-		}
-		alias, tail = name, tail[n:]
-	}
-	toks = toks[:closeAt+1]
-	if len(toks) < 6 || toks[len(toks)-1].Text != ")" {
-		return nil, nil
-	}
 	from := -1
 	for i, t := range toks {
 		if t.Is("FROM") {
@@ -126,81 +105,33 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 			break
 		}
 	}
-	if from < 2 || from+3 >= len(toks) || toks[from+1].Kind != pgsql.Ident || toks[from+2].Text != "(" {
+	if from < 2 {
 		return nil, nil
 	}
-	fn, ok := fns[strings.ToLower(toks[from+1].Text)]
-	if !ok || fn.Stale != nil && fn.Stale() {
+	src, tail := matchFrom(toks[from+1:], fns, views, keywords)
+	if src == nil {
 		return nil, nil
 	}
-	proj, ok := matchProjection(toks[1:from], fn.Columns, keywords)
+	proj, ok := matchProjection(toks[1:from], &src.scope, keywords)
 	if !ok {
 		return nil, nil
 	}
-	inner := toks[from+3 : len(toks)-1]
-	var args []nativeArg
-	var nullArg error
-	for i := 0; i < len(inner); i++ {
-		t := inner[i]
-		if i%2 == 1 {
-			if t.Text != "," {
-				return nil, nil // an expression: DuckDB's business
-			}
-			continue
-		}
-		pos := len(args)
-		if pos >= len(fn.Args) {
-			return nil, nil
-		}
-		switch {
-		case t.Kind == pgsql.Param:
-			n, _ := strconv.Atoi(t.Text[1:])
-			args = append(args, nativeArg{param: n})
-		case t.Is("NULL"):
-			if fn.NullMeansNoRows {
-				return nil, nil // DuckDB's path answers no row
-			}
-			// refused once the statement is known to be this shape: in
-			// another (a UNION, say) DuckDB's guard refuses it alike
-			nullArg = pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", strings.ToLower(toks[from+1].Text))
-			args = append(args, nativeArg{})
-		// a literal of the argument's type; any other (a string for an
-		// INTEGER, 1.0, a number for a VARCHAR, one out of range) is
-		// DuckDB's to cast or refuse, as it binds the function
-		case t.Kind == pgsql.String && fn.Args[pos] == duckdb.TYPE_VARCHAR:
-			lit, ok := t.StandardString()
-			if !ok {
-				return nil, nil // E'' and the like: DuckDB's business
-			}
-			args = append(args, nativeArg{value: lit})
-		case t.Kind == pgsql.Number && fn.Args[pos] != duckdb.TYPE_VARCHAR:
-			v, err := convertArg(t.Text, fn.Args[pos])
-			if err != nil {
-				return nil, nil
-			}
-			args = append(args, nativeArg{value: v})
-		default:
-			return nil, nil
-		}
-	}
-	if len(args) != len(fn.Args) {
-		return nil, nil // let DuckDB report the wrong arity
-	}
-	sel, ok, err := matchNativeTail(tail, fn, alias, proj)
+	sel, ok, err := matchNativeTail(tail, &src.scope, proj)
 	if err != nil || !ok {
 		return nil, err
 	}
-	if nullArg != nil {
-		return nil, nullArg
+	if src.nullArg != nil {
+		return nil, src.nullArg
 	}
-	nc := &nativeCall{name: strings.ToLower(toks[from+1].Text), fn: fn, args: args, proj: proj, sel: sel, used: make([]bool, len(fn.Columns))}
+	nc := &nativeCall{name: src.name, fn: src.fn, args: src.args, proj: proj, sel: sel, used: make([]bool, len(src.fn.Columns))}
 	if aggItems != nil {
 		if sel != nil && (len(sel.order) > 0 || sel.limit >= 0 || sel.offset >= 0) {
 			return nil, nil // ORDER BY, LIMIT, OFFSET of the one row: DuckDB's
 		}
-		if nc.aggs, ok = resolveAggregates(aggItems, fn, alias, keywords); !ok {
+		if nc.aggs, ok = resolveAggregates(aggItems, &src.scope, keywords); !ok {
 			return nil, nil
 		}
+		nc.proj = nil // the "*" that stood for the aggregates: one row of them is sent
 		for _, a := range nc.aggs {
 			if a.col >= 0 {
 				nc.used[a.col] = true
@@ -222,29 +153,21 @@ func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, keywords map
 	return nc, nil
 }
 
-// matchProjection matches a select list of "*" or plain column names of
-// cols, each with an optional alias. ok is false for anything else (an
-// expression, an unknown column: DuckDB answers or reports it).
-func matchProjection(list []pgsql.Token, cols []NativeColumn, keywords map[string]bool) (proj []projected, ok bool) {
+// matchProjection matches a select list of "*" or column references of
+// scope (name or qual.name), each with an optional alias. ok is false for
+// anything else (an expression, an unknown column: DuckDB answers or
+// reports it).
+func matchProjection(list []pgsql.Token, scope *nativeScope, keywords map[string]bool) (proj []projected, ok bool) {
 	if len(list) == 1 && list[0].Text == "*" {
-		return nil, true
+		return scope.star(), true
 	}
 	for len(list) > 0 {
-		t := list[0]
-		if t.Kind != pgsql.Ident && t.Kind != pgsql.QIdent {
-			return nil, false
-		}
-		col := -1
-		for i, c := range cols {
-			if c.Name == t.IdentName() {
-				col = i
-			}
-		}
+		col, n := scope.resolve(list, 0)
 		if col < 0 {
 			return nil, false
 		}
-		p := projected{col: col, name: cols[col].Name}
-		list = list[1:]
+		p := projected{col: col, name: scope.cols[col].Name}
+		list = list[n:]
 		if len(list) > 0 && list[0].Text != "," {
 			name, n, ok := matchAlias(list, keywords)
 			if !ok || n == 0 {

@@ -83,7 +83,7 @@ func TestMatchNative(t *testing.T) {
 		{"SELECT * FROM domain_urls($1, $2, 0)", ""},
 	}
 	for _, c := range cases {
-		nc, err := matchNative(pgsql.Significant(pgsql.Lex(c.sql)), fns, map[string]bool{"select": true, "from": true, "as": true, "year": true, "group": true, "where": true})
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(c.sql)), fns, nil, map[string]bool{"select": true, "from": true, "as": true, "year": true, "group": true, "where": true})
 		if err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
@@ -125,9 +125,74 @@ func TestMatchNativeNullArgument(t *testing.T) {
 		"SELECT * FROM domain_record(NULL)":                                                                   false,
 		"SELECT count(*) FROM domain_record(NULL) UNION ALL SELECT count(*) FROM domain_record(NULL) LIMIT 1": false,
 	} {
-		nc, err := matchNative(pgsql.Significant(pgsql.Lex(sql)), fns, nil)
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(sql)), fns, nil, nil)
 		if nc != nil || (err != nil) != wantErr {
 			t.Errorf("%s: native %v, error %v; want an error: %v", sql, nc != nil, err, wantErr)
+		}
+	}
+}
+
+// TestMatchNativeJoin: the joins nativefrom.go answers, with the columns
+// they send, and those it leaves to DuckDB.
+func TestMatchNativeJoin(t *testing.T) {
+	fns := map[string]NativeFunction{
+		"domain_datasets": {Args: []duckdb.Type{duckdb.TYPE_VARCHAR},
+			Columns: []NativeColumn{{"dataset_id", duckdb.TYPE_INTEGER}, {"dataset", duckdb.TYPE_VARCHAR}, {"url_count", duckdb.TYPE_BIGINT}}},
+		"dhsi_datasets": {Columns: []NativeColumn{{"dataset_id", duckdb.TYPE_INTEGER}, {"dataset", duckdb.TYPE_VARCHAR}, {"urls", duckdb.TYPE_BIGINT}, {"created", duckdb.TYPE_TIMESTAMP_TZ}}},
+		"looked_up":     {Args: []duckdb.Type{duckdb.TYPE_VARCHAR}, Columns: []NativeColumn{{"dataset_id", duckdb.TYPE_INTEGER}}, NullMeansNoRows: true},
+	}
+	views := map[string]string{"datasets": "dhsi_datasets"}
+	keywords := map[string]bool{"select": true, "from": true, "as": true, "join": true, "left": true, "on": true, "using": true, "where": true, "order": true, "natural": true, "inner": true, "outer": true, "right": true, "cross": true}
+	cases := []struct{ sql, want string }{
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s ON s.dataset_id = d.dataset_id", "domain_datasets JOIN datasets [dataset_id dataset url_count dataset_id dataset urls created]"},
+		{"SELECT * FROM domain_datasets($1) JOIN datasets USING (dataset_id)", "domain_datasets JOIN datasets [dataset_id dataset url_count dataset urls created]"},
+		{"SELECT * FROM domain_datasets($1) NATURAL JOIN datasets", "domain_datasets JOIN datasets [dataset_id dataset url_count urls created]"},
+		{"SELECT dataset, s.urls n FROM datasets s LEFT OUTER JOIN domain_datasets($1) d USING (dataset) WHERE url_count > 0", "datasets LEFT JOIN domain_datasets [dataset n]"},
+		{"SELECT datasets.urls FROM public.datasets INNER JOIN domain_datasets('a.com') ON domain_datasets.dataset_id = datasets.dataset_id", "datasets JOIN domain_datasets [urls]"},
+		{"SELECT count(*) FROM domain_datasets($1) a JOIN domain_datasets($2) b USING (dataset_id)", "domain_datasets JOIN domain_datasets [count_star()]"},
+		{"SELECT * FROM datasets", "datasets [dataset_id dataset urls created]"},
+		{`SELECT "datasets"."dataset" AS "Name" FROM "public"."datasets"`, "datasets [Name]"},
+		{"SELECT * FROM looked_up($1) JOIN datasets USING (dataset_id)", "looked_up JOIN datasets [dataset_id dataset urls created]"},
+		// DuckDB's: an ambiguous or unknown name, a filter in ON, other
+		// joins, other types, one name twice, a NULL a LEFT JOIN keeps
+		{"SELECT dataset_id FROM domain_datasets($1) d JOIN datasets s ON s.dataset_id = d.dataset_id", ""},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s ON s.dataset_id = d.dataset_id AND s.urls > 1", ""},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s ON d.dataset_id = d.dataset_id", ""},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s ON s.urls = d.dataset_id", ""},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s ON s.created = d.dataset", ""},
+		{"SELECT * FROM domain_datasets($1) d RIGHT JOIN datasets s USING (dataset_id)", ""},
+		{"SELECT * FROM domain_datasets($1) d CROSS JOIN datasets s", ""},
+		{"SELECT * FROM domain_datasets($1) d, datasets s WHERE s.dataset_id = d.dataset_id", ""},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets d USING (dataset_id)", ""},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s USING (urls)", ""},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s", ""},
+		{"SELECT d.* FROM domain_datasets($1) d JOIN datasets s USING (dataset_id)", ""},
+		{"SELECT * FROM datasets s LEFT JOIN looked_up($1) l USING (dataset_id)", ""},
+		{"SELECT * FROM other.datasets", ""},
+		{"SELECT * FROM datasets()", ""},
+	}
+	for _, c := range cases {
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(c.sql)), fns, views, keywords)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		got := ""
+		if nc != nil {
+			var names []string
+			if nc.aggs != nil {
+				for _, a := range nc.aggs {
+					names = append(names, a.name)
+				}
+			}
+			for _, p := range nc.columns() {
+				if nc.aggs == nil {
+					names = append(names, p.name)
+				}
+			}
+			got = fmt.Sprint(nc.name, " ", names)
+		}
+		if got != c.want {
+			t.Errorf("%s: native %q, want %q", c.sql, got, c.want)
 		}
 	}
 }

@@ -92,7 +92,7 @@ func matchAggregateList(toks []pgsql.Token, keywords map[string]bool) (items []a
 
 // resolveAggregates binds items to fn's columns; ok is false where the
 // native path cannot answer as DuckDB does.
-func resolveAggregates(items []aggItem, fn NativeFunction, alias string, keywords map[string]bool) (aggs []nativeAgg, ok bool) {
+func resolveAggregates(items []aggItem, scope *nativeScope, keywords map[string]bool) (aggs []nativeAgg, ok bool) {
 	for _, it := range items {
 		a := nativeAgg{fn: it.fn, col: -1, name: it.alias}
 		if it.star {
@@ -103,18 +103,14 @@ func resolveAggregates(items []aggItem, fn NativeFunction, alias string, keyword
 			aggs = append(aggs, a)
 			continue
 		}
-		if it.qual.Text != "" && (alias == "" || !strings.EqualFold(it.qual.IdentName(), alias)) {
+		ref := []pgsql.Token{it.col}
+		if it.qual.Text != "" {
+			ref = []pgsql.Token{it.qual, {Kind: pgsql.Punct, Text: "."}, it.col}
+		}
+		if a.col, _ = scope.resolve(ref, 0); a.col < 0 {
 			return nil, false
 		}
-		for c, nc := range fn.Columns {
-			if nc.Name == it.col.IdentName() {
-				a.col = c
-			}
-		}
-		if a.col < 0 {
-			return nil, false
-		}
-		colType := fn.Columns[a.col].Type
+		colType := scope.cols[a.col].Type
 		switch {
 		case a.fn == "count":
 			a.typ = duckdb.TYPE_BIGINT

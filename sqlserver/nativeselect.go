@@ -57,9 +57,9 @@ type nativeOrder struct {
 	nullsFirst bool
 }
 
-// matchNativeTail parses what follows the function call; ok is false for
+// matchNativeTail parses what follows the FROM clause; ok is false for
 // anything but the shape above.
-func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string, proj []projected) (sel *nativeSelect, ok bool, err error) {
+func matchNativeTail(toks []pgsql.Token, scope *nativeScope, proj []projected) (sel *nativeSelect, ok bool, err error) {
 	sel = &nativeSelect{limit: -1, offset: -1}
 	// ORDER BY names the select list's names before the function's columns
 	// (DuckDB, PostgreSQL): "SELECT url AS ts … ORDER BY ts" sorts by url
@@ -74,24 +74,7 @@ func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string, proj [
 		}
 		return -1, i, false
 	}
-	column := func(i int) (col, next int) {
-		if i >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent {
-			return -1, i
-		}
-		name := toks[i].IdentName()
-		if i+2 < len(toks) && toks[i+1].Text == "." {
-			if alias == "" || !strings.EqualFold(name, alias) || toks[i+2].Kind != pgsql.Ident && toks[i+2].Kind != pgsql.QIdent {
-				return -1, i
-			}
-			name, i = toks[i+2].IdentName(), i+2
-		}
-		for c, nc := range fn.Columns {
-			if nc.Name == name {
-				return c, i + 1
-			}
-		}
-		return -1, i
-	}
+	column := func(i int) (col, next int) { return scope.resolve(toks, i) }
 	i := 0
 	if i < len(toks) && toks[i].Is("WHERE") {
 		for i++; ; i++ {
@@ -99,7 +82,7 @@ func matchNativeTail(toks []pgsql.Token, fn NativeFunction, alias string, proj [
 			if col < 0 || j >= len(toks) {
 				return nil, false, nil
 			}
-			c := nativeCond{col: col, colType: fn.Columns[col].Type}
+			c := nativeCond{col: col, colType: scope.cols[col].Type}
 			switch t := toks[j]; {
 			case t.Is("IS") && j+1 < len(toks) && toks[j+1].Is("NULL"):
 				c.op, i = "null", j+2

@@ -76,6 +76,7 @@ func (s sortedStrings) SortedBy(col int) bool { return col == 0 }
 // conditions on that column and another, ORDER BY, LIMIT and OFFSET.
 func TestSortedRowsAnswerAsAScan(t *testing.T) {
 	fn := NativeFunction{Columns: []NativeColumn{{"url", duckdb.TYPE_VARCHAR}, {"n", duckdb.TYPE_BIGINT}}}
+	scope := itemScope(fn.Columns, "f")
 	rnd := rand.New(rand.NewPCG(3, 4))
 	letters := "abc/"
 	word := func() string {
@@ -115,7 +116,7 @@ func TestSortedRowsAnswerAsAScan(t *testing.T) {
 		if rnd.IntN(3) == 0 {
 			q += fmt.Sprintf(" OFFSET %d", rnd.IntN(4))
 		}
-		sel, ok, err := matchNativeTail(pgsql.Significant(pgsql.Lex(q))[8:], fn, "", nil)
+		sel, ok, err := matchNativeTail(pgsql.Significant(pgsql.Lex(q))[8:], &scope, nil)
 		if err != nil || !ok {
 			t.Fatalf("%s: not a native shape (%v)", q, err)
 		}

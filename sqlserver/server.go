@@ -81,6 +81,10 @@ type Config struct {
 	// NativeFunctions are answered without DuckDB when a statement is
 	// exactly SELECT * FROM name(args); see NativeFunction.
 	NativeFunctions map[string]NativeFunction
+	// NativeViews name, per view, the native function of no argument
+	// whose rows are the view's: "FROM view" in a native statement is its
+	// call (nativefrom.go; datasets is dhsi_datasets()).
+	NativeViews map[string]string
 	// ReadEpoch, when set, changes whenever what a session may read
 	// changes under its prepared statements: grants, a new index version.
 	// DuckDB folds a constant function call into a plan when it binds it

@@ -765,7 +765,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			// unaliased aggregate of a column, is native (matchNative)
 			keywords, _ = s.srv.engine.keywords(ctx)
 			var err error
-			if nc, err = matchNative(sig, natives, keywords); err != nil {
+			if nc, err = matchNative(sig, natives, s.srv.cfg.NativeViews, keywords); err != nil {
 				return nil, err
 			}
 			if nc == nil {
@@ -784,7 +784,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			lookedUp = pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
 			if allowNative && len(s.srv.cfg.PointLookups) > 0 {
 				var err error
-				if nc, err = matchNative(pgsql.Significant(lookedUp), natives, keywords); err != nil {
+				if nc, err = matchNative(pgsql.Significant(lookedUp), natives, s.srv.cfg.NativeViews, keywords); err != nil {
 					return nil, err
 				}
 			}

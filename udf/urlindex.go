@@ -61,7 +61,7 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 		}
 		return ti
 	}
-	varchar, integer, bigint := t(duckdb.TYPE_VARCHAR), t(duckdb.TYPE_INTEGER), t(duckdb.TYPE_BIGINT)
+	varchar, bigint := t(duckdb.TYPE_VARCHAR), t(duckdb.TYPE_BIGINT)
 
 	// the lookups: DuckDB's table functions answer any SQL around them,
 	// and run the same Run as the server's native path (f.Native); the
@@ -84,27 +84,8 @@ func RegisterURLIndex(ctx context.Context, db *sql.DB, f URLIndexFuncs) error {
 			},
 		}
 	}
-	datasets := duckdb.ChunkTableFunction{
-		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			tstz := t(duckdb.TYPE_TIMESTAMP_TZ)
-			cols := []duckdb.ColumnInfo{{Name: "dataset_id", T: integer}, {Name: "dataset", T: varchar}, {Name: "source", T: varchar},
-				{Name: "created", T: tstz}, {Name: "updated", T: tstz}, {Name: "urls", T: bigint}, {Name: "domains", T: bigint}, {Name: "files", T: bigint}}
-			return &lazyRows{cols: cols, timeout: time.Minute, principal: access.FromContext(ctx), run: func(ctx context.Context) ([][]any, error) {
-				visible := f.visibility(ctx)
-				var out [][]any
-				for _, d := range f.Snapshot().Datasets.Datasets {
-					if !visible.Sees(d.Name) {
-						continue // A3
-					}
-					out = append(out, []any{int32(d.ID), d.Name, d.Source, d.Created, d.Updated, d.URLs, d.Domains, int64(d.Files)})
-				}
-				return out, nil
-			}}, nil
-		},
-	}
 	fns[URLsByDomainFunction] = f.urlsByDomainFunction(t, false)
 	fns[URLsByDomainDatasetFunction] = f.urlsByDomainFunction(t, true)
-	fns["dhsi_datasets"] = datasets
 	fns["dhsi_dataset_grants"] = duckdb.ChunkTableFunction{
 		BindArgumentsContext: func(ctx context.Context, named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			cols := []duckdb.ColumnInfo{{Name: "dataset", T: varchar}, {Name: "grantee", T: varchar}, {Name: "granted_by", T: varchar},
@@ -189,6 +170,12 @@ func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 			Run:     f.DomainURLFieldsRows,
 			Rows:    f.domainURLFields,
 		},
+		// the dataset registry (the datasets view: sqlserver's
+		// NativeViews), which a person joins domain_datasets with
+		"dhsi_datasets": {
+			Columns: datasetsColumns,
+			Run:     f.datasetsRows,
+		},
 	}
 	for name, nf := range f.reverseNative() {
 		out[name] = nf
@@ -196,7 +183,23 @@ func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 	return out
 }
 
+// datasetsRows is dhsi_datasets(): the registry of the current index
+// version, the datasets the caller may see (A3).
+func (f URLIndexFuncs) datasetsRows(ctx context.Context, _ []any) ([][]any, error) {
+	visible := f.visibility(ctx)
+	var out [][]any
+	for _, d := range f.Snapshot().Datasets.Datasets {
+		if visible.Sees(d.Name) {
+			out = append(out, []any{int32(d.ID), d.Name, d.Source, d.Created, d.Updated, d.URLs, d.Domains, int64(d.Files)})
+		}
+	}
+	return out, nil
+}
+
 var (
+	datasetsColumns = []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR},
+		{Name: "source", Type: duckdb.TYPE_VARCHAR}, {Name: "created", Type: duckdb.TYPE_TIMESTAMP_TZ}, {Name: "updated", Type: duckdb.TYPE_TIMESTAMP_TZ},
+		{Name: "urls", Type: duckdb.TYPE_BIGINT}, {Name: "domains", Type: duckdb.TYPE_BIGINT}, {Name: "files", Type: duckdb.TYPE_BIGINT}}
 	domainDatasetsColumns = []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}}
 	domainURLsColumns     = []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT}, {Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}}
 	// domain_urls' columns, catalog.CDXColumns, then fields (JSON)

@@ -168,7 +168,39 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT count(*) c FROM domains WHERE domain = $1 AND company_name IS NULL", d1, true},
 		{"SELECT max(scraper_version), min(company_name), count(company_name) FROM domains WHERE domain = $1", d1, true},
 	}
+	// joins with the datasets view (nativefrom.go), and of two lookups;
+	// each is native (the metrics check below)
+	joinShapes := []shape{
+		{"SELECT d.dataset, d.url_count, s.urls, s.domains FROM domain_datasets($1) d JOIN datasets s ON s.dataset_id = d.dataset_id ORDER BY d.url_count DESC, d.dataset", d1, true},
+		{"SELECT * FROM domain_datasets($1) JOIN datasets USING (dataset_id)", d1, false},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s ON d.dataset_id = s.dataset_id AND s.dataset = d.dataset", d1, false},
+		{"SELECT dataset_id, s.source, url_count FROM datasets s NATURAL JOIN domain_datasets($1)", d1, false},
+		{"SELECT s.dataset, d.url_count FROM datasets s LEFT JOIN domain_datasets($1) d USING (dataset_id) ORDER BY s.dataset", d1, true},
+		{"SELECT s.dataset, url_count FROM datasets s LEFT OUTER JOIN domain_datasets($1) d ON d.dataset_id = s.dataset_id WHERE d.url_count IS NULL ORDER BY dataset", d1, true},
+		{"SELECT count(*) AS n, sum(s.urls), max(d.url_count) FROM domain_datasets($1) d INNER JOIN public.datasets s USING (dataset_id) WHERE s.urls > 0", d1, true},
+		{"SELECT count(*) FROM domain_datasets($1) JOIN datasets ON datasets.dataset_id = domain_datasets.dataset_id", d1, true},
+		{"SELECT d.dataset, s.files FROM domain_datasets($1) AS d JOIN datasets AS s USING (dataset) WHERE d.url_count > 1 ORDER BY s.files, d.dataset LIMIT 2", d1, true},
+		{"SELECT a.dataset, a.url_count, b.url_count AS other FROM domain_datasets($1) a JOIN domain_datasets('iana.org') b USING (dataset_id) ORDER BY a.dataset", d1, true},
+		{"SELECT d.dataset, d.url_count FROM datasets s JOIN domain_datasets($1) d ON s.dataset_id = d.dataset_id WHERE s.dataset LIKE '%b%' ORDER BY d.url_count, d.dataset", d1, true},
+	}
+	// joins the native path leaves to DuckDB, compared all the same
+	duckOnly = append(duckOnly,
+		shape{"SELECT dataset_id FROM domain_datasets($1) d JOIN datasets s ON s.dataset_id = d.dataset_id", d1, false}, // ambiguous
+		shape{"SELECT * FROM domain_datasets($1) d JOIN datasets s ON s.dataset_id = d.dataset_id AND s.urls > 60", d1, false},
+		shape{"SELECT d.dataset FROM domain_datasets($1) d RIGHT JOIN datasets s USING (dataset_id) ORDER BY 1", d1, true},
+		shape{"SELECT * FROM domain_datasets($1) d JOIN datasets d USING (dataset_id)", d1, false},
+		shape{"SELECT * FROM domain_datasets($1) d JOIN datasets s ON s.dataset_id = d.url_count", d1, false},
+		shape{"SELECT u.url, s.dataset FROM urls u JOIN datasets s USING (dataset_id) WHERE u.domain = $1 ORDER BY u.url, s.dataset", d1, true},
+	)
 	compared := 0
+	// the datasets view alone
+	for _, q := range []string{"SELECT * FROM datasets", "SELECT dataset_id, dataset FROM datasets WHERE urls > 100 ORDER BY dataset",
+		"SELECT count(*) FROM datasets", "SELECT max(urls), min(dataset) FROM public.datasets", "SELECT d.dataset FROM datasets AS d ORDER BY d.created DESC"} {
+		if got, want := answer(native, q, nil, false), answer(duck, q, nil, false); got != want {
+			t.Fatalf("%s:\nnative %q\nDuckDB %q", q, got, want)
+		}
+		compared++
+	}
 	// what pools and BI tools send to check a connection
 	for _, q := range []string{"SELECT 1", "select 42", "SELECT 7 AS ok", "SELECT 1 AS Up", "SELECT 1 year", "SELECT current_user AS Me", "SELECT version() V", `SELECT 1 "Up"`, "SELECT 1 x", "SELECT 3000000000", "SELECT 1.5", "SELECT 01",
 		// and what drivers ask the session about itself
@@ -210,7 +242,7 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		t.Fatalf("pg_backend_pid: native %q, DuckDB %q", got, want)
 	}
 	for _, d := range append(domains, "absent.example") {
-		for _, s := range append(shapes[:len(shapes):len(shapes)], duckOnly...) {
+		for _, s := range append(append(shapes[:len(shapes):len(shapes)], joinShapes...), duckOnly...) {
 			if got, want := answer(native, s.q, s.args(d), s.ordered), answer(duck, s.q, s.args(d), s.ordered); got != want {
 				t.Fatalf("%s with %s:\nnative %q\nDuckDB %q", s.q, d, got, want)
 			}
@@ -251,6 +283,14 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		if got := nativeStatements(t, metricsAt, fn); got != want {
 			t.Fatalf("%s answered natively %d times, want %d", fn, got, want)
 		}
+	}
+	joins := nativeStatements(t, metricsAt, "domain_datasets JOIN datasets") + nativeStatements(t, metricsAt, "datasets JOIN domain_datasets") +
+		nativeStatements(t, metricsAt, "datasets LEFT JOIN domain_datasets") + nativeStatements(t, metricsAt, "domain_datasets JOIN domain_datasets")
+	if want := len(joinShapes) * (len(domains) + 1); joins != want {
+		t.Fatalf("joins answered natively %d times, want %d", joins, want)
+	}
+	if got := nativeStatements(t, metricsAt, "datasets"); got != 5 {
+		t.Fatalf("the datasets view answered natively %d times, want 5", got)
 	}
 	t.Logf("%d statements answered alike by the native path and DuckDB (%d domains)", compared, len(domains))
 }

@@ -387,6 +387,9 @@ func TestGrantsHideDatasetsEverywhere(t *testing.T) {
 		nativePage = "SELECT url FROM domain_urls($1, $2, 0, 1000)"
 		duckPage   = "SELECT url FROM domain_urls($1, $2, 0, 1000) ORDER BY url_id"
 		viewPage   = "SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2 ORDER BY url_id"
+		// joins with the datasets view, answered natively too
+		nativeJoin     = "SELECT d.dataset_id, s.dataset, d.url_count FROM domain_datasets($1) d JOIN datasets s USING (dataset_id)"
+		nativeLeftJoin = "SELECT s.dataset_id, s.dataset, url_count FROM datasets s LEFT JOIN domain_datasets($1) d ON d.dataset = s.dataset WHERE url_count IS NOT NULL"
 	)
 	for user, hide := range hidden {
 		c := s.connect(t, user)
@@ -397,7 +400,7 @@ func TestGrantsHideDatasetsEverywhere(t *testing.T) {
 					want = append(want, r)
 				}
 			}
-			for _, q := range []string{nativeDD, duckDD} {
+			for _, q := range []string{nativeDD, duckDD, nativeJoin, nativeLeftJoin} {
 				if got := lookup(c, q, d); !reflect.DeepEqual(got, want) {
 					t.Errorf("%s: %s(%s) = %v, want %v", user, q, d, got, want)
 				}

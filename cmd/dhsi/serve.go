@@ -197,6 +197,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			RoleLimits:      limits,
 			Observer:        observer,
 			ReaderFunctions: append([]string{records.LookupFunction}, udf.ReaderTableFunctions...),
+			// "FROM datasets" in a native statement is dhsi_datasets()
+			NativeViews: map[string]string{"datasets": "dhsi_datasets"},
 			PointLookups: map[string]pgsql.Lookup{
 				"domains": {Column: "domain", Function: records.LookupFunction},
 				"urls": {Column: "domain", Function: udf.URLsByDomainFunction,

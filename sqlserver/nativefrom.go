@@ -1,0 +1,491 @@
+package sqlserver
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/jeroenrinzema/psql-wire/codes"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// The FROM clause of a native statement (issue 16: what people and BI
+// tools write, the join of domain_datasets with the datasets view among
+// it):
+//
+//	FROM item [[AS] a]
+//	  [ {[INNER] JOIN | LEFT [OUTER] JOIN} item [[AS] b] {ON x = y [AND …] | USING (col, …)}
+//	  | NATURAL JOIN item [[AS] b] ]
+//
+// item is a native function's call, f(args), or a view that a native
+// function of no argument answers (Config.NativeViews: datasets is
+// dhsi_datasets()), bare or as public.view. ON compares a column of each
+// side for equality; the two have one type, an integer or VARCHAR one.
+// The two items become one NativeFunction (joinFunctions): the left's
+// columns then the right's, the left's arguments then the right's, so the
+// rest of the native path (projection, WHERE, ORDER BY, aggregates, the
+// wire) is the same for one item and two. Column references bind as
+// DuckDB binds them (nativeScope). Anything else goes to DuckDB.
+//
+// The join's semantics are DuckDB's: an inner join keeps the pairs whose
+// keys are equal, NULL equal to nothing; LEFT keeps every left row, with
+// NULLs where no right row matches. Without ORDER BY the rows come in the
+// left's order, each with its matches in the right's; DuckDB promises no
+// order there either. TestNativeSelectAgreesWithDuckDB holds the two paths
+// to the same answers.
+
+// nativeFrom is a matched FROM clause.
+type nativeFrom struct {
+	name    string // for metrics: the function's name, or "l JOIN r"
+	fn      NativeFunction
+	args    []nativeArg
+	nullArg error // a NULL literal argument: refused once the statement matched
+	scope   nativeScope
+}
+
+// nativeScope binds a native statement's column references: the columns
+// of its FROM items, each under its item's qualifier.
+type nativeScope struct {
+	cols  []NativeColumn
+	quals []string // per column: its item's alias, or its name as written
+	// hidden: per column, the right side of a USING or NATURAL join's
+	// key, which "*" leaves out and a bare name does not reach (it names
+	// the left one); nil for none
+	hidden []bool
+}
+
+// resolve reads a column reference at toks[i], name or qual.name. col is
+// -1 where the scope names no column, or two (DuckDB reports the
+// ambiguity or answers otherwise).
+func (sc *nativeScope) resolve(toks []pgsql.Token, i int) (col, next int) {
+	isName := func(t pgsql.Token) bool { return t.Kind == pgsql.Ident || t.Kind == pgsql.QIdent }
+	if i >= len(toks) || !isName(toks[i]) {
+		return -1, i
+	}
+	qual, name := "", toks[i].IdentName()
+	if i+1 < len(toks) && toks[i+1].Text == "." {
+		if i+2 >= len(toks) || !isName(toks[i+2]) {
+			return -1, i
+		}
+		qual, name, i = name, toks[i+2].IdentName(), i+2
+	}
+	col = -1
+	for c, nc := range sc.cols {
+		if nc.Name != name || qual == "" && sc.hidden != nil && sc.hidden[c] || qual != "" && !strings.EqualFold(sc.quals[c], qual) {
+			continue
+		}
+		if col >= 0 {
+			return -1, i // ambiguous
+		}
+		col = c
+	}
+	return col, i + 1
+}
+
+// itemScope is the scope of one FROM item's columns, qualified by qual.
+func itemScope(cols []NativeColumn, qual string) nativeScope {
+	quals := make([]string, len(cols))
+	for c := range quals {
+		quals[c] = qual
+	}
+	return nativeScope{cols: cols, quals: quals}
+}
+
+// star is what "*" selects: every column but the hidden ones.
+func (sc *nativeScope) star() []projected {
+	if sc.hidden == nil {
+		return nil // every column, as declared
+	}
+	var out []projected
+	for c, nc := range sc.cols {
+		if !sc.hidden[c] {
+			out = append(out, projected{col: c, name: nc.Name})
+		}
+	}
+	return out
+}
+
+// fromItem is one item of a FROM clause.
+type fromItem struct {
+	name string // the function's, lower case
+	fn   NativeFunction
+	args []nativeArg
+	qual string
+}
+
+// matchFrom matches the FROM clause at the start of toks (after FROM);
+// rest is what follows it. from is nil for any other clause.
+func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) (from *nativeFrom, rest []pgsql.Token) {
+	l, i, nullArg, ok := matchFromItem(toks, 0, fns, views, keywords)
+	if !ok {
+		return nil, nil
+	}
+	from = &nativeFrom{name: l.name, fn: l.fn, args: l.args, nullArg: nullArg, scope: itemScope(l.fn.Columns, l.qual)}
+	natural, leftJoin := false, false
+	switch {
+	case i < len(toks) && toks[i].Is("JOIN"):
+		i++
+	case i+1 < len(toks) && toks[i].Is("INNER") && toks[i+1].Is("JOIN"),
+		i+1 < len(toks) && toks[i].Is("NATURAL") && toks[i+1].Is("JOIN"):
+		natural, i = toks[i].Is("NATURAL"), i+2
+	case i+1 < len(toks) && toks[i].Is("LEFT") && toks[i+1].Is("JOIN"):
+		leftJoin, i = true, i+2
+	case i+2 < len(toks) && toks[i].Is("LEFT") && toks[i+1].Is("OUTER") && toks[i+2].Is("JOIN"):
+		leftJoin, i = true, i+3
+	default:
+		return from, toks[i:]
+	}
+	r, i, rNull, ok := matchFromItem(toks, i, fns, views, keywords)
+	if !ok || strings.EqualFold(l.qual, r.qual) {
+		return nil, nil // the same name twice: DuckDB's error
+	}
+	if nullArg == nil {
+		nullArg = rNull
+	}
+	nl := len(l.fn.Columns)
+	sc := from.scope
+	sc.cols, sc.quals = concat(sc.cols, r.fn.Columns), concat(sc.quals, itemScope(r.fn.Columns, r.qual).quals)
+	var keys [][2]int
+	hideRight := func(lc, rc int) {
+		if sc.hidden == nil {
+			sc.hidden = make([]bool, len(sc.cols))
+		}
+		sc.hidden[nl+rc] = true
+		keys = append(keys, [2]int{lc, rc})
+	}
+	switch {
+	case natural:
+		for lc, c := range l.fn.Columns {
+			for rc, d := range r.fn.Columns {
+				if c.Name == d.Name {
+					hideRight(lc, rc)
+				}
+			}
+		}
+	case i < len(toks) && toks[i].Is("USING"):
+		if i+1 >= len(toks) || toks[i+1].Text != "(" {
+			return nil, nil
+		}
+		for i += 2; ; i += 2 {
+			if i+1 >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent {
+				return nil, nil
+			}
+			name, lc, rc := toks[i].IdentName(), -1, -1
+			for c, nc := range l.fn.Columns {
+				if nc.Name == name {
+					lc = c
+				}
+			}
+			for c, nc := range r.fn.Columns {
+				if nc.Name == name {
+					rc = c
+				}
+			}
+			if lc < 0 || rc < 0 {
+				return nil, nil
+			}
+			hideRight(lc, rc)
+			if toks[i+1].Text == ")" {
+				i += 2
+				break
+			}
+			if toks[i+1].Text != "," {
+				return nil, nil
+			}
+		}
+	case i < len(toks) && toks[i].Is("ON"):
+		for i++; ; i++ {
+			a, j := sc.resolve(toks, i)
+			if a < 0 || j >= len(toks) || toks[j].Text != "=" {
+				return nil, nil
+			}
+			b, k := sc.resolve(toks, j+1)
+			if b < 0 || (a < nl) == (b < nl) {
+				return nil, nil // both of one side: a filter, DuckDB's
+			}
+			if a > b {
+				a, b = b, a
+			}
+			keys = append(keys, [2]int{a, b - nl})
+			if i = k; i < len(toks) && toks[i].Is("AND") {
+				continue
+			}
+			break
+		}
+	default:
+		return nil, nil // a join without a condition
+	}
+	if len(keys) == 0 {
+		return nil, nil // NATURAL JOIN of nothing in common: DuckDB's
+	}
+	for _, k := range keys {
+		lt, rt := l.fn.Columns[k[0]].Type, r.fn.Columns[k[1]].Type
+		if lt != rt || lt != duckdb.TYPE_VARCHAR && !isIntegerType(lt) {
+			return nil, nil // DuckDB's casts
+		}
+	}
+	fn, ok := joinFunctions(l.fn, r.fn, keys, leftJoin)
+	if !ok {
+		return nil, nil
+	}
+	kind := " JOIN "
+	if leftJoin {
+		kind = " LEFT JOIN "
+	}
+	return &nativeFrom{name: l.name + kind + r.name, fn: fn, args: concat(l.args, r.args), nullArg: nullArg, scope: sc}, toks[i:]
+}
+
+// fromItemEnds end a FROM item where an alias could stand.
+var fromItemEnds = []string{"JOIN", "INNER", "LEFT", "NATURAL", "ON", "USING", "WHERE", "ORDER", "LIMIT", "OFFSET"}
+
+// matchFromItem matches f(args) or a native view at toks[i], with its
+// alias; next is the index after it.
+func matchFromItem(toks []pgsql.Token, i int, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) (item fromItem, next int, nullArg error, ok bool) {
+	if i >= len(toks) {
+		return item, i, nil, false
+	}
+	if toks[i].Kind == pgsql.Ident && i+1 < len(toks) && toks[i+1].Text == "(" {
+		item.name = strings.ToLower(toks[i].Text)
+		item.qual = item.name
+		fn, found := fns[item.name]
+		if !found {
+			return item, i, nil, false
+		}
+		end := pgsql.MatchingParen(toks, i+1)
+		if end < 0 {
+			return item, i, nil, false
+		}
+		item.fn = fn
+		if item.args, nullArg, ok = matchCallArgs(toks[i+2:end], item.name, fn); !ok {
+			return item, i, nil, false
+		}
+		i = end + 1
+	} else {
+		if i+2 < len(toks) && (toks[i].Kind == pgsql.Ident || toks[i].Kind == pgsql.QIdent) && toks[i].IdentName() == "public" && toks[i+1].Text == "." {
+			i += 2
+		}
+		if toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent || i+1 < len(toks) && toks[i+1].Text == "." {
+			return item, i, nil, false
+		}
+		item.qual = toks[i].IdentName()
+		item.name = views[item.qual]
+		fn, found := fns[item.name]
+		if item.name == "" || !found || len(fn.Args) > 0 {
+			return item, i, nil, false
+		}
+		item.name, item.fn, i = item.qual, fn, i+1
+	}
+	if item.fn.Stale != nil && item.fn.Stale() {
+		return item, i, nil, false
+	}
+	if i < len(toks) {
+		for _, w := range fromItemEnds {
+			if toks[i].Is(w) {
+				return item, i, nullArg, true
+			}
+		}
+		alias, n, ok := matchAlias(toks[i:], keywords)
+		if !ok {
+			return item, i, nil, false // "… FROM f($1) group": DuckDB says what is wrong
+		}
+		if n > 0 {
+			item.qual, i = alias, i+n
+		}
+	}
+	return item, i, nullArg, true
+}
+
+// matchCallArgs matches the arguments of fn's call, inner: literals of the
+// argument types or $n, separated by commas. nullArg is the error a NULL
+// literal gets, once the whole statement is known to be native (in
+// another shape, a UNION say, DuckDB's guard refuses it alike).
+func matchCallArgs(inner []pgsql.Token, name string, fn NativeFunction) (args []nativeArg, nullArg error, ok bool) {
+	for i := 0; i < len(inner); i++ {
+		t := inner[i]
+		if i%2 == 1 {
+			if t.Text != "," {
+				return nil, nil, false // an expression: DuckDB's business
+			}
+			continue
+		}
+		pos := len(args)
+		if pos >= len(fn.Args) {
+			return nil, nil, false
+		}
+		switch {
+		case t.Kind == pgsql.Param:
+			n, _ := strconv.Atoi(t.Text[1:])
+			args = append(args, nativeArg{param: n})
+		case t.Is("NULL"):
+			if fn.NullMeansNoRows {
+				return nil, nil, false // DuckDB's path answers no row
+			}
+			nullArg = pgErrorf(codes.NullValueNotAllowed, "%s() does not take NULL arguments", name)
+			args = append(args, nativeArg{})
+		// a literal of the argument's type; any other (a string for an
+		// INTEGER, 1.0, a number for a VARCHAR, one out of range) is
+		// DuckDB's to cast or refuse, as it binds the function
+		case t.Kind == pgsql.String && fn.Args[pos] == duckdb.TYPE_VARCHAR:
+			lit, ok := t.StandardString()
+			if !ok {
+				return nil, nil, false // E'' and the like: DuckDB's business
+			}
+			args = append(args, nativeArg{value: lit})
+		case t.Kind == pgsql.Number && fn.Args[pos] != duckdb.TYPE_VARCHAR:
+			v, err := convertArg(t.Text, fn.Args[pos])
+			if err != nil {
+				return nil, nil, false
+			}
+			args = append(args, nativeArg{value: v})
+		default:
+			return nil, nil, false
+		}
+	}
+	if len(args) != len(fn.Args) {
+		return nil, nil, false // let DuckDB report the wrong arity
+	}
+	return args, nullArg, true
+}
+
+// joinFunctions is "l JOIN r ON l.k0 = r.k1 [AND …]" (keys: pairs of l's
+// and r's column indexes; LEFT JOIN when left) as one NativeFunction. ok
+// is false where a NULL argument would not mean what DuckDB makes of it:
+// the native path answers a NullMeansNoRows function's NULL with no row
+// at all, and 22004 for the others.
+func joinFunctions(l, r NativeFunction, keys [][2]int, left bool) (NativeFunction, bool) {
+	j := NativeFunction{Args: concat(l.Args, r.Args), Columns: concat(l.Columns, r.Columns)}
+	switch {
+	case left && r.NullMeansNoRows:
+		return j, false // no row of r, but every row of l
+	case len(r.Args) == 0:
+		j.NullMeansNoRows = l.NullMeansNoRows
+	case len(l.Args) == 0:
+		j.NullMeansNoRows = r.NullMeansNoRows
+	case l.NullMeansNoRows != r.NullMeansNoRows:
+		return j, false
+	default:
+		j.NullMeansNoRows = l.NullMeansNoRows
+	}
+	if l.Stale != nil || r.Stale != nil {
+		j.Stale = func() bool { return l.Stale != nil && l.Stale() || r.Stale != nil && r.Stale() }
+	}
+	nl := len(l.Columns)
+	j.RowsUsing = func(ctx context.Context, args []any, used []bool) (NativeRows, error) {
+		lused, rused := concat(used[:nl], nil), concat(used[nl:], nil)
+		for _, k := range keys {
+			lused[k[0]], rused[k[1]] = true, true
+		}
+		lrows, err := nativeRowsOf(ctx, l, args[:len(l.Args)], lused)
+		if err != nil {
+			return nil, err
+		}
+		rrows, err := nativeRowsOf(ctx, r, args[len(l.Args):], rused)
+		if err != nil {
+			return nil, err
+		}
+		return joinRows(lrows, rrows, nl, keys, left)
+	}
+	return j, true
+}
+
+// nativeRowsOf computes fn's rows by whichever of its functions it has.
+func nativeRowsOf(ctx context.Context, fn NativeFunction, args []any, used []bool) (NativeRows, error) {
+	var rows NativeRows
+	var err error
+	switch {
+	case fn.RowsUsing != nil:
+		rows, err = fn.RowsUsing(ctx, args, used)
+	case fn.Rows != nil:
+		rows, err = fn.Rows(ctx, args)
+	default:
+		var boxed [][]any
+		boxed, err = fn.Run(ctx, args)
+		rows = boxedRows(boxed)
+	}
+	if rows == nil {
+		rows = noNativeRows{}
+	}
+	return rows, err
+}
+
+// joinedRows are a join's rows: row k is l's row li[k] beside r's row
+// ri[k], or NULLs where ri[k] is -1 (LEFT JOIN).
+type joinedRows struct {
+	l, r   NativeRows
+	nl     int
+	li, ri []int
+}
+
+func (j *joinedRows) Len() int { return len(j.li) }
+
+func (j *joinedRows) Cell(row, col int) NativeValue {
+	if col < j.nl {
+		return j.l.Cell(j.li[row], col)
+	}
+	if j.ri[row] < 0 {
+		return NativeNull()
+	}
+	return j.r.Cell(j.ri[row], col-j.nl)
+}
+
+func (j *joinedRows) Err() error {
+	if err := nativeRowsErr(j.l); err != nil {
+		return err
+	}
+	return nativeRowsErr(j.r)
+}
+
+// joinKey is a key cell as a map key: the two sides' key columns have one
+// type, and a non-negative integer is one key whether a function made it
+// NativeInt or NativeUint.
+type joinKey struct {
+	kind nativeKind
+	n    uint64
+	s    string
+}
+
+func keyOf(v NativeValue) joinKey {
+	if v.kind == nvUint && int64(v.n) >= 0 {
+		return joinKey{nvInt, v.n, ""}
+	}
+	return joinKey{v.kind, v.n, v.s}
+}
+
+// joinRows pairs l's rows with r's whose keys are equal: a hash of r on
+// the first key, the others compared per pair.
+func joinRows(l, r NativeRows, nl int, keys [][2]int, left bool) (NativeRows, error) {
+	byKey := map[joinKey][]int{}
+	for row := range r.Len() {
+		v := r.Cell(row, keys[0][1])
+		if v.kind != nvNull {
+			byKey[keyOf(v)] = append(byKey[keyOf(v)], row)
+		}
+	}
+	j := &joinedRows{l: l, r: r, nl: nl}
+	for row := range l.Len() {
+		matched := false
+		if v := l.Cell(row, keys[0][0]); v.kind != nvNull {
+		candidates:
+			for _, rrow := range byKey[keyOf(v)] {
+				for _, k := range keys[1:] {
+					a, b := l.Cell(row, k[0]), r.Cell(rrow, k[1])
+					if a.kind == nvNull || b.kind == nvNull || compareCells(a, b) != 0 {
+						continue candidates
+					}
+				}
+				j.li, j.ri, matched = append(j.li, row), append(j.ri, rrow), true
+			}
+		}
+		if left && !matched {
+			j.li, j.ri = append(j.li, row), append(j.ri, -1)
+		}
+	}
+	return j, j.Err() // a key cell that could not be read
+}
+
+// concat is a and b in a new slice.
+func concat[T any](a, b []T) []T {
+	return append(append(make([]T, 0, len(a)+len(b)), a...), b...)
+}
