@@ -57,6 +57,9 @@ const (
 	// and how many URLs a domain has in all
 	dhsiSum = "SELECT sum(url_count) AS n FROM domain_datasets($1)"
 	pgSum   = "SELECT sum(url_count) AS n FROM domain_counts WHERE domain = $1"
+	// a BI tool's join of a domain's datasets with the registry
+	dhsiJoin = "SELECT d.dataset_id, d.url_count, s.urls FROM domain_datasets($1) d JOIN datasets s USING (dataset_id) ORDER BY d.url_count DESC"
+	pgJoin   = "SELECT d.dataset_id, d.url_count, s.urls FROM domain_counts d JOIN datasets s USING (dataset_id) WHERE d.domain = $1 ORDER BY d.url_count DESC"
 )
 
 var wbSpecs = []wbSpec{
@@ -67,6 +70,7 @@ var wbSpecs = []wbSpec{
 	{"dc", "count(*): datasets holding a domain, domain_datasets($1) WHERE url_count > 0", dhsiDC, pgDC, "d", ""},
 	{"uc", "count(*): a domain's URLs in a dataset, urls WHERE domain = $1 AND dataset_id = $2", countURLs, countURLs, "dd", ""},
 	{"sum", "sum(url_count) of domain_datasets($1): a domain's URLs in all", dhsiSum, pgSum, "d", ""},
+	{"join", "domain_datasets($1) JOIN datasets USING (dataset_id) ORDER BY url_count DESC", dhsiJoin, pgJoin, "d", "url_count"},
 	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none", ""},
 }
 
