@@ -244,7 +244,9 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 	}
 	if p.native.sel != nil {
 		for _, c := range p.native.sel.where {
-			maxParam = max(maxParam, c.val.param)
+			for _, a := range c.args() {
+				maxParam = max(maxParam, a.param)
+			}
 		}
 	}
 	p.paramOIDs = make([]uint32, maxParam)
@@ -255,8 +257,10 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 	}
 	if p.native.sel != nil {
 		for _, c := range p.native.sel.where {
-			if c.val.param > 0 && p.paramOIDs[c.val.param-1] == 0 {
-				p.paramOIDs[c.val.param-1] = paramOIDOf(c.colType)
+			for _, a := range c.args() {
+				if a.param > 0 && p.paramOIDs[a.param-1] == 0 {
+					p.paramOIDs[a.param-1] = paramOIDOf(c.colType)
+				}
 			}
 		}
 	}

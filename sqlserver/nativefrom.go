@@ -148,12 +148,16 @@ func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[stri
 	sc := from.scope
 	sc.cols, sc.quals = concat(sc.cols, r.fn.Columns), concat(sc.quals, itemScope(r.fn.Columns, r.qual).quals)
 	var keys [][2]int
-	hideRight := func(lc, rc int) {
+	hideRight := func(lc, rc int) bool {
 		if sc.hidden == nil {
 			sc.hidden = make([]bool, len(sc.cols))
 		}
+		if sc.hidden[nl+rc] {
+			return false // USING (a, a): DuckDB's error
+		}
 		sc.hidden[nl+rc] = true
 		keys = append(keys, [2]int{lc, rc})
+		return true
 	}
 	switch {
 	case natural:
@@ -183,10 +187,9 @@ func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[stri
 					rc = c
 				}
 			}
-			if lc < 0 || rc < 0 {
+			if lc < 0 || rc < 0 || !hideRight(lc, rc) {
 				return nil, nil
 			}
-			hideRight(lc, rc)
 			if toks[i+1].Text == ")" {
 				i += 2
 				break

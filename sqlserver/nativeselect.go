@@ -23,10 +23,12 @@ import (
 //
 // with c one of col op value (op = <> != < <= > >=; value an integer
 // literal for an integer column, a string literal for a VARCHAR one, or
-// $n), col [NOT] LIKE pattern (a VARCHAR column; a string literal or $n;
-// no ESCAPE) or col IS [NOT] NULL; col a column of the function, bare or
-// qualified by the alias. Anything else goes to DuckDB. The semantics are
-// DuckDB's for these types: a comparison with NULL keeps no row; strings
+// $n), col BETWEEN value AND value, col [NOT] IN (value, …), col [NOT]
+// LIKE pattern (a VARCHAR column; a string literal or $n; no ESCAPE) or
+// col IS [NOT] NULL; col a column of the FROM clause (nativefrom.go).
+// Anything else goes to DuckDB. The semantics are DuckDB's for these
+// types: a comparison with NULL keeps no row, nor does NOT IN a list
+// holding a NULL, while IN skips the list's NULLs; strings
 // compare byte by byte; LIKE's % is any run of characters, _ one UTF-8
 // character, and a backslash is itself (DuckDB has no default escape,
 // unlike PostgreSQL); ORDER BY puts NULLs last unless told otherwise
@@ -46,9 +48,18 @@ type nativeSelect struct {
 
 type nativeCond struct {
 	col     int
-	op      string // = <> < <= > >=, or "null" / "not null"
+	op      string // = <> < <= > >=, like, not like, in, not in, or "null" / "not null"
 	val     nativeArg
+	list    []nativeArg // in, not in: the values listed
 	colType duckdb.Type
+}
+
+// args are the values the condition compares with.
+func (c *nativeCond) args() []nativeArg {
+	if c.list != nil {
+		return c.list
+	}
+	return []nativeArg{c.val}
 }
 
 type nativeOrder struct {
@@ -75,6 +86,26 @@ func matchNativeTail(toks []pgsql.Token, scope *nativeScope, proj []projected) (
 		return -1, i, false
 	}
 	column := func(i int) (col, next int) { return scope.resolve(toks, i) }
+	// value reads a condition's value for a column of type t: $n, or a
+	// literal of t's kind (an integer, a standard string); anything else,
+	// and columns of other types (times: DuckDB's casts), are DuckDB's
+	value := func(v pgsql.Token, t duckdb.Type) (nativeArg, bool) {
+		if t != duckdb.TYPE_VARCHAR && !isIntegerType(t) {
+			return nativeArg{}, false
+		}
+		switch {
+		case v.Kind == pgsql.Param:
+			n, _ := strconv.Atoi(v.Text[1:])
+			return nativeArg{param: n}, true
+		case v.Kind == pgsql.Number && isIntegerType(t):
+			x, err := compareValue(v.Text, t)
+			return nativeArg{value: x}, err == nil
+		case v.Kind == pgsql.String && t == duckdb.TYPE_VARCHAR:
+			s, ok := v.StandardString()
+			return nativeArg{value: s}, ok
+		}
+		return nativeArg{}, false
+	}
 	i := 0
 	if i < len(toks) && toks[i].Is("WHERE") {
 		for i++; ; i++ {
@@ -100,28 +131,45 @@ func matchNativeTail(toks []pgsql.Token, scope *nativeScope, proj []projected) (
 				if j+1 >= len(toks) || strings.HasSuffix(c.op, "like") && c.colType != duckdb.TYPE_VARCHAR {
 					return nil, false, nil
 				}
-				v := toks[j+1]
-				switch {
-				case v.Kind == pgsql.Param:
-					n, _ := strconv.Atoi(v.Text[1:])
-					c.val = nativeArg{param: n}
-				case v.Kind == pgsql.Number && isIntegerType(c.colType):
-					x, err := compareValue(v.Text, c.colType)
-					if err != nil {
+				if c.val, ok = value(toks[j+1], c.colType); !ok {
+					return nil, false, nil
+				}
+				i = j + 2
+			// x BETWEEN a AND b is x >= a AND x <= b (DuckDB, PostgreSQL)
+			case t.Is("BETWEEN") && j+3 < len(toks) && toks[j+2].Is("AND"):
+				low, hi := c, c
+				low.op, hi.op = ">=", "<="
+				var ok1, ok2 bool
+				low.val, ok1 = value(toks[j+1], c.colType)
+				hi.val, ok2 = value(toks[j+3], c.colType)
+				if !ok1 || !ok2 {
+					return nil, false, nil
+				}
+				sel.where, c, i = append(sel.where, low), hi, j+4
+			// x [NOT] IN (v, …): a list of values, literals or $n
+			case t.Is("IN") || t.Is("NOT") && j+1 < len(toks) && toks[j+1].Is("IN"):
+				c.op = "in"
+				if t.Is("NOT") {
+					c.op, j = "not in", j+1
+				}
+				if j+1 >= len(toks) || toks[j+1].Text != "(" {
+					return nil, false, nil
+				}
+				for j += 2; ; j += 2 {
+					if j+1 >= len(toks) {
 						return nil, false, nil
 					}
-					c.val = nativeArg{value: x}
-				case v.Kind == pgsql.String && c.colType == duckdb.TYPE_VARCHAR:
-					s, ok := v.StandardString()
+					v, ok := value(toks[j], c.colType)
 					if !ok {
 						return nil, false, nil
 					}
-					c.val = nativeArg{value: s}
-				default:
-					return nil, false, nil
-				}
-				if c.colType != duckdb.TYPE_VARCHAR && !isIntegerType(c.colType) {
-					return nil, false, nil // times and the rest: DuckDB's casts
+					c.list = append(c.list, v)
+					if toks[j+1].Text == ")" {
+						break
+					}
+					if toks[j+1].Text != "," {
+						return nil, false, nil
+					}
 				}
 				i = j + 2
 			default:
@@ -252,6 +300,32 @@ func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type
 		if c.op == "null" || c.op == "not null" {
 			continue
 		}
+		if c.list != nil {
+			// in: the values it may equal, NULLs skipped (x IN (1, NULL)
+			// is true for 1, NULL otherwise); not in: any NULL and it
+			// is never true
+			var list []any
+			for _, a := range c.list {
+				v := a.value
+				if a.param != 0 {
+					var err error
+					if v, err = params(a.param, c.colType); err != nil {
+						return nil, err
+					}
+				}
+				if v == nil && c.op == "not in" {
+					null = true
+				}
+				if v != nil {
+					list = append(list, v)
+				}
+			}
+			if len(list) == 0 && c.op == "in" {
+				null = true
+			}
+			vals[k] = list
+			continue
+		}
 		v := c.val.value
 		if c.val.param != 0 {
 			var err error
@@ -304,6 +378,19 @@ rows:
 			}
 			if cell.kind == nvNull {
 				continue rows
+			}
+			if list, ok := vals[k].([]any); ok {
+				found := false
+				for _, v := range list {
+					if compareCell(cell, v) == 0 {
+						found = true
+						break
+					}
+				}
+				if found != (c.op == "in") {
+					continue rows
+				}
+				continue
 			}
 			if m, ok := vals[k].(*likePattern); ok {
 				if m.match(cell.s) != (c.op == "like") {

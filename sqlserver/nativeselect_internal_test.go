@@ -86,7 +86,8 @@ func TestSortedRowsAnswerAsAScan(t *testing.T) {
 		}
 		return string(b)
 	}
-	conds := []string{"url = $1", "url > $1", "url >= $1", "url < $1", "url <= $1", "url <> $1", "url LIKE $2", "url NOT LIKE $2", "n > 3", "n <> 2"}
+	conds := []string{"url = $1", "url > $1", "url >= $1", "url < $1", "url <= $1", "url <> $1", "url LIKE $2", "url NOT LIKE $2", "n > 3", "n <> 2",
+		"url IN ($1, 'b')", "url NOT IN ($1, 'a/')", "url BETWEEN $1 AND 'b/'", "url BETWEEN 'a' AND $1", "n IN (1, 3)", "n NOT IN (0)"}
 	orders := []string{"", " ORDER BY url", " ORDER BY url DESC", " ORDER BY n, url", " ORDER BY url, n DESC"}
 	for round := range 3000 {
 		set := map[string]bool{}

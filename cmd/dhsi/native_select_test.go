@@ -99,6 +99,14 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT url FROM domain_urls($1, 1, 0, 100) ORDER BY ts NULLS FIRST, url OFFSET 2", d1, true},
 		{"SELECT url AS ts, url_id FROM domain_urls($1, 1, 0, 100) ORDER BY ts DESC", d1, true},
 		{"SELECT dataset AS url_count, url_count AS dataset FROM domain_datasets($1) WHERE url_count > 1 ORDER BY url_count, dataset", d1, true},
+		// IN lists (NULLs in them as DuckDB reads them) and BETWEEN
+		{"SELECT dataset_id, url_count FROM domain_datasets($1) WHERE dataset_id IN (1, 3) ORDER BY dataset_id", d1, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE dataset NOT IN ($2, 'cc') ORDER BY dataset", func(d string) []any { return []any{d, "pywb"} }, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE dataset IN ($2, 'cc') ORDER BY dataset", func(d string) []any { return []any{d, nil} }, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE dataset NOT IN ($2, 'cc') ORDER BY dataset", func(d string) []any { return []any{d, nil} }, true},
+		{"SELECT count(*) FROM domain_datasets($1) WHERE url_count BETWEEN $2 AND 100", func(d string) []any { return []any{d, "2"} }, true},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = 1 AND url BETWEEN 'http://' AND 'https://zz' ORDER BY url", d1, true},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id IN (1, 2) ORDER BY url, dataset_id", d1, true},
 		// the urls view by domain (urls_by_domain[_dataset]): the filtered
 		// first page, keyset pages, LIKE in DuckDB's sense, kept fields
 		{"SELECT url, ts FROM urls WHERE domain = $1 AND dataset_id = 1 AND url LIKE 'https://%' ORDER BY url LIMIT 5", d1, true},
@@ -128,6 +136,8 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT max(domain), min(\"offset\") FROM urls WHERE domain = $1 AND dataset_id = 4", d1, true}, // names DuckDB quotes
 		{"SELECT sum(url), min(ts) FROM domain_urls($1, 1, 0, 100)", d1, true},
 		{"SELECT avg(url_count) FROM domain_datasets($1)", d1, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE dataset IN ('cc', NULL) ORDER BY dataset", d1, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE url_count NOT BETWEEN 2 AND 5 ORDER BY dataset", d1, true},
 		{"SELECT url_count year FROM domain_datasets($1)", d1, true}, // DuckDB: a syntax error
 		{"SELECT count(*) FROM domain_datasets($1) group", d1, true},
 		// literal arguments DuckDB casts or refuses as it binds

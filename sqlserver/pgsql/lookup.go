@@ -34,8 +34,9 @@ var clauseEnd = map[string]bool{
 // none when the equality was all of it),
 // when lookups names view, value is a string literal or a $n parameter
 // (either may carry a ::type cast), and the comparison is one of the
-// conjuncts of the clause: the clause has no OR, BETWEEN or ANY/ALL/SOME
-// outside parentheses, so every row it keeps has column = value, and the
+// conjuncts of the clause: the clause has no OR or ANY/ALL/SOME outside
+// parentheses (a BETWEEN's AND is its own), so every row it keeps has
+// column = value, and the
 // function returns all such rows. The statement's answer is unchanged. A view
 // joined to anything (a comma or JOIN after it) is left alone. Without an
 // alias the function keeps the view's name as its alias, so view.column
@@ -156,6 +157,7 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 	var conj [][]int // the significant token indexes of each top-level conjunct
 	cur := []int{}
 	depth := 0
+	between := false // a BETWEEN whose AND is still to come
 	for k := NextSignificant(toks, j); k >= 0; k = NextSignificant(toks, k) {
 		t := toks[k]
 		if depth == 0 {
@@ -163,10 +165,18 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 				m.clauseEnd = k
 				break
 			}
-			if t.Is("OR") || t.Is("BETWEEN") || t.Is("ANY") || t.Is("ALL") || t.Is("SOME") {
+			if t.Is("OR") || t.Is("ANY") || t.Is("ALL") || t.Is("SOME") {
 				return m, false
 			}
-			if t.Is("AND") {
+			switch {
+			case t.Is("BETWEEN"):
+				// x [NOT] BETWEEN [SYMMETRIC] a AND b is one conjunct: the
+				// next AND at this level is its own (a and b are b_exprs,
+				// which hold no AND outside parentheses)
+				between = true
+			case t.Is("AND") && between:
+				between = false
+			case t.Is("AND"):
 				conj, cur = append(conj, cur), []int{}
 				continue
 			}

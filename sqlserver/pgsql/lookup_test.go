@@ -22,7 +22,11 @@ func TestPointLookups(t *testing.T) {
 		{"EXPLAIN ANALYZE SELECT * FROM domains WHERE domain = $1", "EXPLAIN ANALYZE SELECT * FROM domain_record($1) AS domains"},
 		{"SELECT * FROM domains d WHERE d.domain = $1 ORDER BY 1", "SELECT * FROM domain_record($1) d ORDER BY 1"},
 		{"SELECT * FROM domains WHERE domain = 'a.org';", "SELECT * FROM domain_record('a.org') AS domains;"},
+		// a BETWEEN's AND is its own, not the clause's
+		{"SELECT * FROM domains WHERE domain = $1 AND n BETWEEN 1 AND 2", "SELECT * FROM domain_record($1) AS domains WHERE domain = $1 AND n BETWEEN 1 AND 2"},
+		{"SELECT * FROM domains WHERE n NOT BETWEEN SYMMETRIC 1 AND 2 AND domain = $1", "SELECT * FROM domain_record($1) AS domains WHERE n NOT BETWEEN SYMMETRIC 1 AND 2 AND domain = $1"},
 		// left alone: the answer would change, or nothing is known
+		{"SELECT * FROM domains WHERE n BETWEEN 1 AND 2 = domain", ""},
 		{"SELECT * FROM domains WHERE domain = 'a.org' OR domain = 'b.org'", ""},
 		{"SELECT * FROM domains WHERE n BETWEEN 1 AND domain = 'a'", ""},
 		{"SELECT * FROM domains WHERE domain IN ('a.org')", ""},
