@@ -57,6 +57,9 @@ type Options struct {
 	// UnixSockets: wirebench reaches both servers over unix-domain sockets
 	// (each server's .s.PGSQL.<port>) instead of TCP on 127.0.0.1.
 	UnixSockets bool
+	// NoNative serves DHSI with --no-native: every statement through
+	// DuckDB, as before the native path answered it (a "before" column)
+	NoNative bool
 	// Wirebench is a built wirebench binary (default: build the embedded
 	// source with cc into the work directory).
 	Wirebench string
@@ -107,6 +110,15 @@ func (o Options) memoryLimit() []string {
 		return nil
 	}
 	return []string{"--memory-limit", o.MemoryLimit}
+}
+
+// serveFlags are what every dhsi serve the benchmark starts is given
+// beyond its store and cache.
+func (o Options) serveFlags() []string {
+	if o.NoNative {
+		return append(o.memoryLimit(), "--no-native")
+	}
+	return o.memoryLimit()
 }
 
 // Run runs the whole benchmark.
@@ -300,7 +312,7 @@ func (r *Result) runDHSIWarm(ctx context.Context, o Options, work, storeDir stri
 		return r.runDHSIGrants(ctx, o, work, storeDir, queries)
 	}
 	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve.log"), nil,
-		append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}, o.memoryLimit()...)...)
+		append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}, o.serveFlags()...)...)
 	if err != nil {
 		return err
 	}
@@ -325,7 +337,7 @@ func (r *Result) runDHSIGrants(ctx context.Context, o Options, work, storeDir st
 	}
 	granted := false
 	for i, withGrants := range []bool{false, true, true, false} {
-		args := append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}, o.memoryLimit()...)
+		args := append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0"}, o.serveFlags()...)
 		if withGrants {
 			args = append(args, "--users-file", users)
 		}
@@ -500,7 +512,7 @@ func (r *Result) runDHSICold(ctx context.Context, o Options, work, storeDir stri
 	defer os.RemoveAll(cache)
 	env := []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_REGION=us-east-1"}
 	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve-s3.log"), env,
-		append([]string{"--store", "s3://" + bucket, "--cache-dir", cache, "--refresh-interval", "0"}, o.memoryLimit()...)...)
+		append([]string{"--store", "s3://" + bucket, "--cache-dir", cache, "--refresh-interval", "0"}, o.serveFlags()...)...)
 	if err != nil {
 		return err
 	}

@@ -155,7 +155,7 @@ func (r *Result) runWirebenchCells(ctx context.Context, o Options, work, storeDi
 		return err
 	}
 	srv, url, err := startServe(ctx, o.Bin, filepath.Join(work, "serve.log"), nil,
-		append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0", "--unix-socket-dir", sockDir}, o.memoryLimit()...)...)
+		append([]string{"--store", storeDir, "--cache-dir", filepath.Join(work, "cache"), "--refresh-interval", "0", "--unix-socket-dir", sockDir}, o.serveFlags()...)...)
 	if err != nil {
 		return err
 	}
@@ -285,6 +285,9 @@ func (r *Result) printWirebench(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nDHSI vs PostgreSQL 15, wirebench (libpq, one prepared statement per connection, %s): %d URLs, %d domains, %d datasets, %s corpus\n",
 		transport, r.URLs, o.Domains, o.Datasets, shapeName(o.Shape))
+	if o.NoNative {
+		fmt.Fprintf(w, "DHSI served with --no-native: every statement through DuckDB\n")
+	}
 	fmt.Fprintf(w, "each measurement: %v warm-up + %v measured; %d rounds per cell, DHSI first in odd rounds, PostgreSQL first in even ones (A B | B A); both served the %d-query set once before\n\n",
 		o.Warmup, o.Duration, o.Rounds, len(r.queries))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.Debug)

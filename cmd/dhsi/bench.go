@@ -35,6 +35,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rounds   = fs.Int("rounds", 2, "with --client wirebench: rounds per cell, the order of the systems reversed each round")
 		wbBin    = fs.String("wirebench", "", "with --client wirebench: a built wirebench binary (default: build the embedded source with cc; needs libpq-dev)")
 		unixSock = fs.Bool("unix-sockets", false, "with --client wirebench: reach both servers over their unix-domain sockets (.s.PGSQL.<port>) instead of TCP on 127.0.0.1")
+		noNative = fs.Bool("no-native", false, "serve DHSI with --no-native: every statement through DuckDB, as before the server answered lookups itself (a before column)")
 		cells    = fs.String("cells", "", "with --client wirebench: comma-separated cells to measure, of "+strings.Join(bench.WirebenchCells(), ", ")+" (default: all)")
 	)
 	fs.Usage = func() {
@@ -82,7 +83,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	res, err := bench.Run(ctx, bench.Options{URLs: *urls, Domains: *domains, Datasets: *datasets, Clients: cs, Duration: *duration,
-		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), Client: bench.Client(*client), Rounds: *rounds, Cells: cellKeys, UnixSockets: *unixSock, Wirebench: *wbBin, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, MemoryLimit: *memLimit, Bin: bin, Log: stderr})
+		ColdQueries: *cold, Grants: *grants, Shape: bench.Shape(*corpus), Client: bench.Client(*client), Rounds: *rounds, Cells: cellKeys, UnixSockets: *unixSock, NoNative: *noNative, Wirebench: *wbBin, SkipPG: *skipPG, SkipCold: *skipCold, SkipDuckDB: *skipDuck, WorkDir: *workDir, MemoryLimit: *memLimit, Bin: bin, Log: stderr})
 	if err != nil {
 		return err
 	}
