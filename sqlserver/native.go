@@ -14,13 +14,14 @@ import (
 )
 
 // NativeFunction is a table function the server answers itself, without
-// DuckDB, when a statement is exactly "SELECT * FROM name(arg, ...)" or
-// "SELECT col [AS alias], ... FROM name(arg, ...)" with literal or $n
-// arguments: the hot path of a prepared lookup, which DuckDB would otherwise
-// prepare, bind and plan on every execution. Any other use of the function
-// (an expression, a join, a WHERE) goes through DuckDB's table function of
-// the same name — which must call the same Run, so the two paths answer
-// alike.
+// DuckDB, when a statement is "SELECT * FROM name(arg, ...)" or "SELECT
+// col [AS alias], ... FROM name(arg, ...)" with literal or $n arguments,
+// or one of the shapes around it that nativeselect.go, nativeagg.go and
+// nativefrom.go answer (WHERE, ORDER BY, aggregates, a join of two): the
+// hot path of a prepared lookup, which DuckDB would otherwise prepare,
+// bind and plan on every execution. Any other use of the function (an
+// expression, a subquery) goes through DuckDB's table function of the
+// same name — which must call the same Run, so the two paths answer alike.
 type NativeFunction struct {
 	Args    []duckdb.Type // argument types (VARCHAR, INTEGER, BIGINT)
 	Columns []NativeColumn

@@ -456,29 +456,43 @@ func keyOf(v NativeValue) joinKey {
 	return joinKey{v.kind, v.n, v.s}
 }
 
-// joinRows pairs l's rows with r's whose keys are equal: a hash of r on
-// the first key, the others compared per pair.
+// joinRows pairs l's rows with r's whose keys are equal: by comparing
+// each pair where both sides are small (a domain's datasets against the
+// registry: cheaper than building a map), else through a hash of r on the
+// first key, the other keys compared per pair.
 func joinRows(l, r NativeRows, nl int, keys [][2]int, left bool) (NativeRows, error) {
-	byKey := map[joinKey][]int{}
-	for row := range r.Len() {
-		v := r.Cell(row, keys[0][1])
-		if v.kind != nvNull {
-			byKey[keyOf(v)] = append(byKey[keyOf(v)], row)
+	j := &joinedRows{l: l, r: r, nl: nl}
+	equal := func(lrow, rrow int, keys [][2]int) bool {
+		for _, k := range keys {
+			a, b := l.Cell(lrow, k[0]), r.Cell(rrow, k[1])
+			if a.kind == nvNull || b.kind == nvNull || compareCells(a, b) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	var byKey map[joinKey][]int
+	if l.Len()*r.Len() > 1024 {
+		byKey = map[joinKey][]int{}
+		for row := range r.Len() {
+			if v := r.Cell(row, keys[0][1]); v.kind != nvNull {
+				byKey[keyOf(v)] = append(byKey[keyOf(v)], row)
+			}
 		}
 	}
-	j := &joinedRows{l: l, r: r, nl: nl}
 	for row := range l.Len() {
 		matched := false
-		if v := l.Cell(row, keys[0][0]); v.kind != nvNull {
-		candidates:
-			for _, rrow := range byKey[keyOf(v)] {
-				for _, k := range keys[1:] {
-					a, b := l.Cell(row, k[0]), r.Cell(rrow, k[1])
-					if a.kind == nvNull || b.kind == nvNull || compareCells(a, b) != 0 {
-						continue candidates
-					}
+		if byKey == nil {
+			for rrow := range r.Len() {
+				if equal(row, rrow, keys) {
+					j.li, j.ri, matched = append(j.li, row), append(j.ri, rrow), true
 				}
-				j.li, j.ri, matched = append(j.li, row), append(j.ri, rrow), true
+			}
+		} else if v := l.Cell(row, keys[0][0]); v.kind != nvNull {
+			for _, rrow := range byKey[keyOf(v)] {
+				if equal(row, rrow, keys[1:]) {
+					j.li, j.ri, matched = append(j.li, row), append(j.ri, rrow), true
+				}
 			}
 		}
 		if left && !matched {

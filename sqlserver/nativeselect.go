@@ -18,8 +18,8 @@ import (
 // nativeSelect is what a native statement asks of its function's rows
 // beyond the projection (issue 16: the shapes people and BI tools write):
 //
-//	… FROM f(args) [[AS] a] [WHERE c [AND c …]] [ORDER BY col [ASC|DESC] [NULLS FIRST|LAST], …]
-//	  [LIMIT n] [OFFSET n]
+//	… FROM f(args) [[AS] a] [WHERE c [AND c …]]
+//	  [ORDER BY {col | n} [ASC|DESC] [NULLS FIRST|LAST], …] [LIMIT n] [OFFSET n]
 //
 // with c one of col op value (op = <> != < <= > >=; value an integer
 // literal for an integer column, a string literal for a VARCHAR one, or
@@ -187,6 +187,21 @@ func matchNativeTail(toks []pgsql.Token, scope *nativeScope, proj []projected) (
 			col, j, found := outputCol(i)
 			if !found {
 				col, j = column(i)
+			}
+			if i < len(toks) && toks[i].Kind == pgsql.Number {
+				// ORDER BY 2: the select list's second column
+				n, err := strconv.Atoi(toks[i].Text)
+				switch {
+				case err != nil || n < 1:
+					col = -1
+				case proj != nil && n <= len(proj):
+					col = proj[n-1].col
+				case proj == nil && n <= len(scope.cols):
+					col = n - 1
+				default:
+					col = -1 // DuckDB says it is out of range
+				}
+				j = i + 1
 			}
 			if col < 0 {
 				return nil, false, nil

@@ -174,7 +174,8 @@ func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 		// NativeViews), which a person joins domain_datasets with
 		"dhsi_datasets": {
 			Columns: datasetsColumns,
-			Run:     f.datasetsRows,
+			Run:     f.DatasetsRows,
+			Rows:    f.datasets,
 		},
 	}
 	for name, nf := range f.reverseNative() {
@@ -183,17 +184,58 @@ func (f URLIndexFuncs) Native() map[string]sqlserver.NativeFunction {
 	return out
 }
 
-// datasetsRows is dhsi_datasets(): the registry of the current index
+// DatasetsRows is dhsi_datasets(), boxed for DuckDB's table function.
+func (f URLIndexFuncs) DatasetsRows(ctx context.Context, args []any) ([][]any, error) {
+	rows, err := f.datasets(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	return sqlserver.NativeValues(datasetsColumns, rows), nil
+}
+
+// datasets is dhsi_datasets(), typed: the registry of the current index
 // version, the datasets the caller may see (A3).
-func (f URLIndexFuncs) datasetsRows(ctx context.Context, _ []any) ([][]any, error) {
+func (f URLIndexFuncs) datasets(ctx context.Context, _ []any) (sqlserver.NativeRows, error) {
+	all := f.Snapshot().Datasets.Datasets
 	visible := f.visibility(ctx)
-	var out [][]any
-	for _, d := range f.Snapshot().Datasets.Datasets {
+	if visible.All() {
+		return registryRows(all), nil // a snapshot is never changed
+	}
+	var out registryRows
+	for _, d := range all {
 		if visible.Sees(d.Name) {
-			out = append(out, []any{int32(d.ID), d.Name, d.Source, d.Created, d.Updated, d.URLs, d.Domains, int64(d.Files)})
+			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+// registryRows are dhsi_datasets' rows, typed (sqlserver.NativeRows).
+type registryRows []catalog.Dataset
+
+func (r registryRows) Len() int { return len(r) }
+
+func (r registryRows) Cell(row, col int) sqlserver.NativeValue {
+	d := &r[row]
+	switch col {
+	case 0:
+		return sqlserver.NativeInt(int64(int32(d.ID)))
+	case 1:
+		return sqlserver.NativeString(d.Name)
+	case 2:
+		return sqlserver.NativeString(d.Source)
+	case 3:
+		return sqlserver.NativeTime(d.Created)
+	case 4:
+		return sqlserver.NativeTime(d.Updated)
+	case 5:
+		return sqlserver.NativeInt(d.URLs)
+	case 6:
+		return sqlserver.NativeInt(d.Domains)
+	case 7:
+		return sqlserver.NativeInt(int64(d.Files))
+	}
+	return sqlserver.NativeNull()
 }
 
 var (

@@ -99,6 +99,9 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT url FROM domain_urls($1, 1, 0, 100) ORDER BY ts NULLS FIRST, url OFFSET 2", d1, true},
 		{"SELECT url AS ts, url_id FROM domain_urls($1, 1, 0, 100) ORDER BY ts DESC", d1, true},
 		{"SELECT dataset AS url_count, url_count AS dataset FROM domain_datasets($1) WHERE url_count > 1 ORDER BY url_count, dataset", d1, true},
+		// ORDER BY the select list's n-th column
+		{"SELECT dataset, url_count FROM domain_datasets($1) ORDER BY 2 DESC, 1", d1, true},
+		{"SELECT * FROM domain_datasets($1) ORDER BY 3, 1 DESC LIMIT 2", d1, true},
 		// IN lists (NULLs in them as DuckDB reads them) and BETWEEN
 		{"SELECT dataset_id, url_count FROM domain_datasets($1) WHERE dataset_id IN (1, 3) ORDER BY dataset_id", d1, true},
 		{"SELECT dataset FROM domain_datasets($1) WHERE dataset NOT IN ($2, 'cc') ORDER BY dataset", func(d string) []any { return []any{d, "pywb"} }, true},
@@ -190,6 +193,7 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT count(*) AS n, sum(s.urls), max(d.url_count) FROM domain_datasets($1) d INNER JOIN public.datasets s USING (dataset_id) WHERE s.urls > 0", d1, true},
 		{"SELECT count(*) FROM domain_datasets($1) JOIN datasets ON datasets.dataset_id = domain_datasets.dataset_id", d1, true},
 		{"SELECT d.dataset, s.files FROM domain_datasets($1) AS d JOIN datasets AS s USING (dataset) WHERE d.url_count > 1 ORDER BY s.files, d.dataset LIMIT 2", d1, true},
+		{"SELECT * FROM domain_datasets($1) d JOIN datasets s USING (dataset_id) ORDER BY 3 DESC, 2", d1, true},
 		{"SELECT a.dataset, a.url_count, b.url_count AS other FROM domain_datasets($1) a JOIN domain_datasets('iana.org') b USING (dataset_id) ORDER BY a.dataset", d1, true},
 		{"SELECT d.dataset, d.url_count FROM datasets s JOIN domain_datasets($1) d ON s.dataset_id = d.dataset_id WHERE s.dataset LIKE '%b%' ORDER BY d.url_count, d.dataset", d1, true},
 	}
