@@ -60,6 +60,9 @@ const (
 	// a BI tool's join of a domain's datasets with the registry
 	dhsiJoin = "SELECT d.dataset_id, d.url_count, s.urls FROM domain_datasets($1) d JOIN datasets s USING (dataset_id) ORDER BY d.url_count DESC"
 	pgJoin   = "SELECT d.dataset_id, d.url_count, s.urls FROM domain_counts d JOIN datasets s USING (dataset_id) WHERE d.domain = $1 ORDER BY d.url_count DESC"
+	// and a summary as a BI tool writes it over the urls view, the same
+	// statement on both (PostgreSQL: its B-tree on (domain, dataset_id, url))
+	groupByDataset = "SELECT dataset_id, count(*) AS n FROM urls WHERE domain = $1 GROUP BY dataset_id ORDER BY n DESC, dataset_id"
 )
 
 var wbSpecs = []wbSpec{
@@ -71,6 +74,7 @@ var wbSpecs = []wbSpec{
 	{"uc", "count(*): a domain's URLs in a dataset, urls WHERE domain = $1 AND dataset_id = $2", countURLs, countURLs, "dd", ""},
 	{"sum", "sum(url_count) of domain_datasets($1): a domain's URLs in all", dhsiSum, pgSum, "d", ""},
 	{"join", "domain_datasets($1) JOIN datasets USING (dataset_id) ORDER BY url_count DESC", dhsiJoin, pgJoin, "d", "url_count"},
+	{"gb", "GROUP BY: urls WHERE domain = $1 GROUP BY dataset_id ORDER BY count DESC", groupByDataset, groupByDataset, "d", ""},
 	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none", ""},
 }
 

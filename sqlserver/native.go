@@ -74,6 +74,9 @@ type nativeCall struct {
 	// … FROM f(…) [WHERE …]" (nativeagg.go): the rows WHERE keeps are
 	// aggregated into one row, not sent
 	aggs []nativeAgg
+	// group, when set, is a GROUP BY (nativegroup.go): the rows WHERE
+	// keeps answer a row per group, boxed, as aggs answers one
+	group *nativeGroup
 }
 
 type projected struct {
@@ -97,6 +100,11 @@ type nativeArg struct {
 func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) (*nativeCall, error) {
 	if len(fns) == 0 || len(toks) < 4 || !toks[0].Is("SELECT") {
 		return nil, nil
+	}
+	for k := 0; k+1 < len(toks); k++ {
+		if toks[k].Is("GROUP") && toks[k+1].Is("BY") {
+			return matchGrouped(toks, fns, views, keywords), nil
+		}
 	}
 	aggItems, toks := matchAggregateList(toks, keywords)
 	from := -1
@@ -275,14 +283,21 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 	}
 	p.returnsRows = true
 	p.native.enc = p.native.enc[:0]
-	if p.native.aggs != nil {
-		// one boxed row (runNative), encoded as DuckDB's answer is
-		for _, a := range p.native.aggs {
-			info, err := duckdb.NewTypeInfo(a.typ)
+	var boxed []NativeColumn // the columns of boxed rows (runNative)
+	for _, a := range p.native.aggs {
+		boxed = append(boxed, NativeColumn{Name: a.name, Type: a.typ})
+	}
+	if p.native.group != nil {
+		boxed = p.native.group.cols
+	}
+	if boxed != nil {
+		// encoded as DuckDB's answer is
+		for _, c := range boxed {
+			info, err := duckdb.NewTypeInfo(c.Type)
 			if err != nil {
 				return err
 			}
-			p.cols = append(p.cols, column{name: a.name, typ: colTypeOf(info)})
+			p.cols = append(p.cols, column{name: c.Name, typ: colTypeOf(info)})
 		}
 		return nil
 	}
@@ -393,6 +408,28 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 				return err // a cell the aggregates read could not be decoded
 			}
 			pt.native, pt.nativeRows = [][]any{row}, nil
+		}
+		if g := p.native.group; g != nil {
+			rows := pt.nativeRows
+			if rows == nil {
+				rows = boxedRows(pt.native)
+			}
+			grouped := g.groupRows(p.native.fn.Columns, rows)
+			if err := nativeRowsErr(rows); err != nil {
+				return err // a cell the groups read could not be decoded
+			}
+			if g.out != nil {
+				picked, err := g.out.apply(boxedRows(grouped), nil)
+				if err != nil {
+					return err
+				}
+				sorted := make([][]any, picked.Len())
+				for i := range sorted {
+					sorted[i] = grouped[picked.(pickedRows).idx[i]]
+				}
+				grouped = sorted
+			}
+			pt.native, pt.nativeRows = grouped, nil
 		}
 	}
 	pt.resumed = 0

@@ -48,7 +48,7 @@ func TestMatchNative(t *testing.T) {
 		{"SELECT url FROM domain_urls($1, $2, 0, 1000) ORDER BY lower(url)", ""},
 		{"SELECT url FROM domain_urls($1, $2, 0, 1000) LIMIT $3", ""},
 		{"SELECT url FROM domain_urls($1, $2, 0, 1000) LIMIT 1 LIMIT 2", ""},
-		{"SELECT url FROM domain_urls($1, $2, 0, 1000) GROUP BY url", ""},
+		{"SELECT url FROM domain_urls($1, $2, 0, 1000) GROUP BY url", "grouped [url]"},
 		{"SELECT url FROM domain_urls($1, $2, 0, 1000) JOIN t USING (url)", ""},
 		{"SELECT url FROM domain_urls($1, $2, 0, 1000) UNION SELECT 'x'", ""},
 		{"SELECT upper(url) FROM domain_urls($1, $2, 0, 1000)", ""},
@@ -69,10 +69,10 @@ func TestMatchNative(t *testing.T) {
 		{"SELECT max(v.url) FROM domain_urls($1, $2, 0, 1000) u", ""},
 		{"SELECT avg(url_id) FROM domain_urls($1, $2, 0, 1000)", ""},
 		{"SELECT count(DISTINCT url) FROM domain_urls($1, $2, 0, 1000)", ""},
-		{"SELECT count(*), url FROM domain_urls($1, $2, 0, 1000) GROUP BY url", ""},
+		{"SELECT count(*), url FROM domain_urls($1, $2, 0, 1000) GROUP BY url", "grouped [count_star() url]"},
 		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) LIMIT 1", ""},
 		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) ORDER BY url", ""},
-		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) GROUP BY url", ""},
+		{"SELECT count(*) FROM domain_urls($1, $2, 0, 1000) GROUP BY url", "grouped [count_star()]"},
 		{"SELECT count(*), url FROM domain_urls($1, $2, 0, 1000)", ""},
 		{"SELECT count(*) + 1 FROM domain_urls($1, $2, 0, 1000)", ""},
 		{"SELECT count(url) FROM domain_urls($1, $2, 0, 1000)", "aggregates [count(url)]"},
@@ -98,7 +98,13 @@ func TestMatchNative(t *testing.T) {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
 		got := ""
-		if nc != nil && nc.aggs != nil {
+		if nc != nil && nc.group != nil {
+			var names []string
+			for _, c := range nc.group.cols {
+				names = append(names, c.Name)
+			}
+			got = fmt.Sprint("grouped ", names)
+		} else if nc != nil && nc.aggs != nil {
 			var names []string
 			for _, a := range nc.aggs {
 				names = append(names, a.name)
@@ -201,6 +207,53 @@ func TestMatchNativeJoin(t *testing.T) {
 				}
 			}
 			got = fmt.Sprint(nc.name, " ", names)
+		}
+		if got != c.want {
+			t.Errorf("%s: native %q, want %q", c.sql, got, c.want)
+		}
+	}
+}
+
+// TestMatchNativeGroupBy: the GROUP BY shapes nativegroup.go answers, with
+// the columns they send, and those it leaves to DuckDB.
+func TestMatchNativeGroupBy(t *testing.T) {
+	fns := map[string]NativeFunction{
+		"domain_datasets": {Args: []duckdb.Type{duckdb.TYPE_VARCHAR},
+			Columns: []NativeColumn{{"dataset_id", duckdb.TYPE_INTEGER}, {"dataset", duckdb.TYPE_VARCHAR}, {"url_count", duckdb.TYPE_BIGINT}}},
+	}
+	keywords := map[string]bool{"select": true, "from": true, "as": true, "group": true, "by": true, "order": true, "having": true, "desc": true}
+	cases := []struct{ sql, want string }{
+		{"SELECT dataset, count(*) FROM domain_datasets($1) GROUP BY dataset", "[dataset count_star()]"},
+		{"SELECT d.dataset AS name, sum(url_count) total, max(d.url_count) FROM domain_datasets($1) d WHERE url_count > 0 GROUP BY 1", "[name total max(d.url_count)]"},
+		{"SELECT count(*) FROM domain_datasets($1) GROUP BY dataset_id, dataset ORDER BY count(*) DESC LIMIT 2", "[count_star()]"},
+		{"SELECT dataset_id, count(*) n FROM domain_datasets($1) GROUP BY dataset_id ORDER BY n, 1 DESC", "[dataset_id n]"},
+		// DuckDB's: HAVING, a column not grouped, GROUP BY an aggregate,
+		// ORDER BY a sum, an expression, a WHERE after GROUP BY
+		{"SELECT dataset, count(*) FROM domain_datasets($1) GROUP BY dataset HAVING count(*) > 1", ""},
+		{"SELECT dataset, url_count FROM domain_datasets($1) GROUP BY dataset", ""},
+		{"SELECT dataset, count(*) FROM domain_datasets($1) GROUP BY 2", ""},
+		{"SELECT dataset, sum(url_count) FROM domain_datasets($1) GROUP BY dataset ORDER BY 2", ""},
+		{"SELECT dataset, sum(url_count) FROM domain_datasets($1) GROUP BY dataset ORDER BY sum(url_count)", ""},
+		{"SELECT lower(dataset), count(*) FROM domain_datasets($1) GROUP BY 1", ""},
+		{"SELECT dataset, count(*) FROM domain_datasets($1) GROUP BY dataset WHERE url_count > 1", ""},
+		{"SELECT dataset, count(*) FROM domain_datasets($1) GROUP BY dataset ORDER BY url_count", ""},
+		{"SELECT dataset, count(*) FROM domain_datasets($1) ORDER BY dataset GROUP BY dataset", ""},
+	}
+	for _, c := range cases {
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(c.sql)), fns, nil, keywords)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		got := ""
+		if nc != nil {
+			if nc.group == nil {
+				t.Fatalf("%s: native without its GROUP BY", c.sql)
+			}
+			var names []string
+			for _, col := range nc.group.cols {
+				names = append(names, col.Name)
+			}
+			got = fmt.Sprint(names)
 		}
 		if got != c.want {
 			t.Errorf("%s: native %q, want %q", c.sql, got, c.want)

@@ -47,36 +47,9 @@ type aggItem struct {
 func matchAggregateList(toks []pgsql.Token, keywords map[string]bool) (items []aggItem, rest []pgsql.Token) {
 	i := 1
 	for {
-		if i+3 >= len(toks) || toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" {
+		it, j, ok := matchAggItem(toks, i, keywords)
+		if !ok {
 			return nil, toks
-		}
-		it := aggItem{fn: strings.ToLower(toks[i].Text)}
-		switch it.fn {
-		case "count", "sum", "min", "max":
-		default:
-			return nil, toks
-		}
-		j := i + 2
-		switch {
-		case it.fn == "count" && toks[j].Text == "*":
-			it.star, j = true, j+1
-		case toks[j].Kind == pgsql.Ident && j+3 < len(toks) && toks[j+1].Text == "." && toks[j+2].Kind == pgsql.Ident:
-			it.qual, it.col, j = toks[j], toks[j+2], j+3
-		case toks[j].Kind == pgsql.Ident:
-			it.col, j = toks[j], j+1
-		default:
-			return nil, toks
-		}
-		if j >= len(toks) || toks[j].Text != ")" {
-			return nil, toks
-		}
-		j++
-		if j < len(toks) && toks[j].Text != "," && !toks[j].Is("FROM") {
-			name, n, ok := matchAlias(toks[j:], keywords)
-			if !ok || n == 0 {
-				return nil, toks
-			}
-			it.alias, j = name, j+n
 		}
 		items = append(items, it)
 		if j < len(toks) && toks[j].Text == "," {
@@ -88,6 +61,43 @@ func matchAggregateList(toks []pgsql.Token, keywords map[string]bool) (items []a
 		}
 		return items, append([]pgsql.Token{toks[0], {Kind: pgsql.Op, Text: "*"}}, toks[j:]...)
 	}
+}
+
+// matchAggItem matches one aggregate of a select list at toks[i], with
+// its alias; next is the index after it (a comma or FROM).
+func matchAggItem(toks []pgsql.Token, i int, keywords map[string]bool) (it aggItem, next int, ok bool) {
+	if i+3 >= len(toks) || toks[i].Kind != pgsql.Ident || toks[i+1].Text != "(" {
+		return it, i, false
+	}
+	it.fn = strings.ToLower(toks[i].Text)
+	switch it.fn {
+	case "count", "sum", "min", "max":
+	default:
+		return it, i, false
+	}
+	j := i + 2
+	switch {
+	case it.fn == "count" && toks[j].Text == "*":
+		it.star, j = true, j+1
+	case toks[j].Kind == pgsql.Ident && j+3 < len(toks) && toks[j+1].Text == "." && toks[j+2].Kind == pgsql.Ident:
+		it.qual, it.col, j = toks[j], toks[j+2], j+3
+	case toks[j].Kind == pgsql.Ident:
+		it.col, j = toks[j], j+1
+	default:
+		return it, i, false
+	}
+	if j >= len(toks) || toks[j].Text != ")" {
+		return it, i, false
+	}
+	j++
+	if j < len(toks) && toks[j].Text != "," && !toks[j].Is("FROM") {
+		name, n, ok := matchAlias(toks[j:], keywords)
+		if !ok || n == 0 {
+			return it, i, false
+		}
+		it.alias, j = name, j+n
+	}
+	return it, j, true
 }
 
 // resolveAggregates binds items to fn's columns; ok is false where the
@@ -160,52 +170,69 @@ func plainName(name string, keywords map[string]bool) bool {
 // aggregateRow computes aggs over rows: the one row of the answer, in the
 // Go types duckdb-go gives for the result's types.
 func aggregateRow(aggs []nativeAgg, fnCols []NativeColumn, rows NativeRows) []any {
-	n := rows.Len()
-	out := make([]any, len(aggs))
-	for k, a := range aggs {
-		if a.col < 0 {
-			out[k] = int64(n)
-			continue
-		}
-		var count int64
-		var sum *big.Int
-		var best NativeValue
-		for r := 0; r < n; r++ {
-			v := rows.Cell(r, a.col)
-			if v.kind == nvNull {
-				continue
-			}
-			count++
-			switch a.fn {
-			case "sum":
-				if sum == nil {
-					sum = new(big.Int)
-				}
-				if v.kind == nvUint {
-					sum.Add(sum, new(big.Int).SetUint64(v.n))
-				} else {
-					sum.Add(sum, big.NewInt(int64(v.n)))
-				}
-			case "min", "max":
-				if best.kind == nvNull {
-					best = v
-				} else if c := compareCells(v, best); a.fn == "min" && c < 0 || a.fn == "max" && c > 0 {
-					best = v
-				}
-			}
-		}
-		switch a.fn {
-		case "count":
-			out[k] = count
-		case "sum":
-			if sum != nil {
-				out[k] = sum
-			}
-		default:
-			if best.kind != nvNull {
-				out[k] = best.Value(fnCols[a.col].Type)
-			}
+	states := make([]aggState, len(aggs))
+	for r := range rows.Len() {
+		for k := range aggs {
+			aggs[k].add(&states[k], rows, r)
 		}
 	}
+	out := make([]any, len(aggs))
+	for k := range aggs {
+		out[k] = aggs[k].result(&states[k], fnCols)
+	}
 	return out
+}
+
+// aggState is an aggregate's value so far.
+type aggState struct {
+	rows, count int64 // rows seen; non-NULL values among them
+	sum         *big.Int
+	best        NativeValue // min or max so far
+}
+
+// add adds row r of rows to st.
+func (a *nativeAgg) add(st *aggState, rows NativeRows, r int) {
+	st.rows++
+	if a.col < 0 {
+		return // count(*)
+	}
+	v := rows.Cell(r, a.col)
+	if v.kind == nvNull {
+		return
+	}
+	st.count++
+	switch a.fn {
+	case "sum":
+		if st.sum == nil {
+			st.sum = new(big.Int)
+		}
+		if v.kind == nvUint {
+			st.sum.Add(st.sum, new(big.Int).SetUint64(v.n))
+		} else {
+			st.sum.Add(st.sum, big.NewInt(int64(v.n)))
+		}
+	case "min", "max":
+		if st.best.kind == nvNull {
+			st.best = v
+		} else if c := compareCells(v, st.best); a.fn == "min" && c < 0 || a.fn == "max" && c > 0 {
+			st.best = v
+		}
+	}
+}
+
+// result is the aggregate's answer from st.
+func (a *nativeAgg) result(st *aggState, fnCols []NativeColumn) any {
+	switch {
+	case a.col < 0:
+		return st.rows
+	case a.fn == "count":
+		return st.count
+	case a.fn == "sum":
+		if st.sum != nil {
+			return st.sum
+		}
+	case st.best.kind != nvNull:
+		return st.best.Value(fnCols[a.col].Type)
+	}
+	return nil
 }

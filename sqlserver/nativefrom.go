@@ -241,7 +241,7 @@ func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[stri
 }
 
 // fromItemEnds end a FROM item where an alias could stand.
-var fromItemEnds = []string{"JOIN", "INNER", "LEFT", "NATURAL", "ON", "USING", "WHERE", "ORDER", "LIMIT", "OFFSET"}
+var fromItemEnds = []string{"JOIN", "INNER", "LEFT", "NATURAL", "ON", "USING", "WHERE", "GROUP", "ORDER", "LIMIT", "OFFSET"}
 
 // matchFromItem matches f(args) or a native view at toks[i], with its
 // alias; next is the index after it.

@@ -1,0 +1,302 @@
+package sqlserver
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dhsi/dhsi/sqlserver/pgsql"
+)
+
+// nativeGroup is a native statement's GROUP BY, as BI tools write one to
+// summarize (issue 16):
+//
+//	SELECT {col | agg} [[AS] name], … FROM … [WHERE …] GROUP BY {col | n}, …
+//	  [ORDER BY {name | col | n | agg} [ASC|DESC] [NULLS FIRST|LAST], …] [LIMIT n] [OFFSET n]
+//
+// with agg one of nativeagg.go's aggregates, each col of the select list
+// one the statement groups by, and GROUP BY n the select list's n-th item,
+// a column. The rows the WHERE keeps are grouped by the key columns' values,
+// NULL one value among them (DuckDB's), in the order each group first
+// appears (DuckDB promises none without ORDER BY); each group answers one
+// row. ORDER BY sorts those rows as nativeSelect sorts a function's, by the
+// output's names, the grouped columns, ordinals, or an aggregate written as
+// in the select list; not by a sum (a HUGEINT). HAVING, DISTINCT, ROLLUP,
+// expressions and anything else go to DuckDB. TestNativeSelectAgreesWithDuckDB
+// holds the two paths to the same answers.
+type nativeGroup struct {
+	keys  []int       // the FROM clause's columns grouped by
+	items []groupItem // the select list
+	aggs  []nativeAgg // its aggregates, in order
+	cols  []NativeColumn
+	// out: ORDER BY, LIMIT and OFFSET over the grouped rows (nil: none)
+	out *nativeSelect
+}
+
+// groupItem is an output column: a key column's value, or aggs[agg].
+type groupItem struct {
+	col int // the FROM clause's column; -1 for an aggregate
+	agg int
+}
+
+// groupSel is one item of a grouped select list before it is bound.
+type groupSel struct {
+	ref   []pgsql.Token // a column reference, name or qual.name; nil for an aggregate
+	agg   aggItem
+	alias string
+}
+
+// matchGrouped matches a statement with GROUP BY; nil for any other, or
+// one DuckDB must answer.
+func matchGrouped(toks []pgsql.Token, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) *nativeCall {
+	// the select list, up to FROM
+	var sels []groupSel
+	i := 1
+	for {
+		var s groupSel
+		if it, j, ok := matchAggItem(toks, i, keywords); ok {
+			s.agg, i = it, j
+		} else {
+			j := i
+			if j+2 < len(toks) && toks[j+1].Text == "." {
+				j += 2
+			}
+			if j >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent || toks[j].Kind != pgsql.Ident && toks[j].Kind != pgsql.QIdent {
+				return nil
+			}
+			s.ref, i = toks[i:j+1], j+1
+			if i < len(toks) && toks[i].Text != "," && !toks[i].Is("FROM") {
+				name, n, ok := matchAlias(toks[i:], keywords)
+				if !ok || n == 0 {
+					return nil
+				}
+				s.alias, i = name, i+n
+			}
+		}
+		sels = append(sels, s)
+		if i < len(toks) && toks[i].Text == "," {
+			i++
+			continue
+		}
+		if i >= len(toks) || !toks[i].Is("FROM") {
+			return nil
+		}
+		break
+	}
+	src, tail := matchFrom(toks[i+1:], fns, views, keywords)
+	if src == nil || src.nullArg != nil {
+		return nil // a NULL literal argument: DuckDB's guard answers it
+	}
+	g := -1
+	for k := 0; k+1 < len(tail); k++ {
+		if tail[k].Is("GROUP") && tail[k+1].Is("BY") {
+			g = k
+			break
+		}
+	}
+	if g < 0 {
+		return nil
+	}
+	where, ok, err := matchNativeTail(tail[:g], &src.scope, nil)
+	if err != nil || !ok || where != nil && (len(where.order) > 0 || where.limit >= 0 || where.offset >= 0) {
+		return nil
+	}
+	grp := &nativeGroup{}
+	// the select list bound: columns, and aggregates as nativeagg binds them
+	var aggItems []aggItem
+	for _, s := range sels {
+		if s.ref == nil {
+			aggItems = append(aggItems, s.agg)
+		}
+	}
+	if grp.aggs, ok = resolveAggregates(aggItems, &src.scope, keywords); !ok {
+		return nil
+	}
+	outScope := nativeScope{}
+	var proj []projected
+	nAgg := 0
+	for _, s := range sels {
+		it := groupItem{col: -1}
+		var c NativeColumn
+		qual := ""
+		if s.ref != nil {
+			col, n := src.scope.resolve(s.ref, 0)
+			if col < 0 || n != len(s.ref) {
+				return nil
+			}
+			it.col, c = col, src.scope.cols[col]
+			qual = src.scope.quals[col]
+			if s.alias != "" {
+				c.Name = s.alias
+			}
+		} else {
+			it.agg, nAgg = nAgg, nAgg+1
+			a := grp.aggs[it.agg]
+			c = NativeColumn{Name: a.name, Type: a.typ}
+		}
+		grp.items = append(grp.items, it)
+		grp.cols = append(grp.cols, c)
+		outScope.cols = append(outScope.cols, NativeColumn{Name: c.Name, Type: c.Type})
+		outScope.quals = append(outScope.quals, qual)
+		proj = append(proj, projected{col: len(proj), name: c.Name})
+	}
+	// GROUP BY {col | n}, …: each column of the select list must be one
+	k := g + 2
+	for {
+		if k >= len(tail) {
+			return nil
+		}
+		col := -1
+		if tail[k].Kind == pgsql.Number {
+			n, err := strconv.Atoi(tail[k].Text)
+			if err != nil || n < 1 || n > len(grp.items) || grp.items[n-1].col < 0 {
+				return nil // out of range, or an aggregate: DuckDB's error
+			}
+			col, k = grp.items[n-1].col, k+1
+		} else {
+			col, k = src.scope.resolve(tail, k)
+			if col < 0 {
+				return nil
+			}
+		}
+		grp.keys = append(grp.keys, col)
+		if k < len(tail) && tail[k].Text == "," {
+			k++
+			continue
+		}
+		break
+	}
+	for _, it := range grp.items {
+		found := it.col < 0
+		for _, key := range grp.keys {
+			found = found || key == it.col
+		}
+		if !found {
+			return nil // "must appear in the GROUP BY clause": DuckDB's error
+		}
+	}
+	rest := orderByAggregates(tail[k:], sels)
+	if grp.out, ok, err = matchNativeTail(rest, &outScope, proj); err != nil || !ok {
+		return nil
+	}
+	if grp.out != nil {
+		if len(grp.out.where) > 0 {
+			return nil
+		}
+		for _, o := range grp.out.order {
+			if grp.cols[o.col].Type == duckdb.TYPE_HUGEINT {
+				return nil // a sum: its cells are boxed *big.Int, which the sort does not compare
+			}
+		}
+	}
+	nc := &nativeCall{name: src.name, fn: src.fn, args: src.args, sel: where, used: make([]bool, len(src.fn.Columns)), group: grp}
+	for _, key := range grp.keys {
+		nc.used[key] = true
+	}
+	for _, a := range grp.aggs {
+		if a.col >= 0 {
+			nc.used[a.col] = true
+		}
+	}
+	if where != nil {
+		for _, c := range where.where {
+			nc.used[c.col] = true
+		}
+	}
+	return nc
+}
+
+// orderByAggregates replaces, in ORDER BY, an aggregate written as one of
+// the select list's (count(*), sum(d.url_count)) with that item's ordinal:
+// the select list's column is what DuckDB sorts by.
+func orderByAggregates(toks []pgsql.Token, sels []groupSel) []pgsql.Token {
+	out := make([]pgsql.Token, 0, len(toks))
+	for i := 0; i < len(toks); i++ {
+		if toks[i].Kind == pgsql.Ident && i+1 < len(toks) && toks[i+1].Text == "(" {
+			if end := pgsql.MatchingParen(toks, i+1); end > 0 {
+				call := append(append([]pgsql.Token(nil), toks[i:end+1]...), pgsql.Token{Kind: pgsql.Ident, Text: "FROM"})
+				if it, _, ok := matchAggItem(call, 0, nil); ok {
+					if n := sameAggregate(sels, it); n > 0 {
+						out = append(out, pgsql.Token{Kind: pgsql.Number, Text: strconv.Itoa(n)})
+						i = end
+						continue
+					}
+				}
+			}
+		}
+		out = append(out, toks[i])
+	}
+	return out
+}
+
+// sameAggregate is the ordinal of the select list's aggregate written as
+// it is, but for case; 0 for none.
+func sameAggregate(sels []groupSel, it aggItem) int {
+	for n, s := range sels {
+		a := s.agg
+		if s.ref == nil && a.fn == it.fn && a.star == it.star && strings.EqualFold(a.qual.Text, it.qual.Text) && strings.EqualFold(a.col.Text, it.col.Text) {
+			return n + 1
+		}
+	}
+	return 0
+}
+
+// groupRows groups rows by g.keys and answers a row per group, in the
+// order groups first appear: the Go types duckdb-go gives for g.cols. Each
+// group keeps its aggregates' state, not its rows: memory grows with the
+// groups.
+func (g *nativeGroup) groupRows(fnCols []NativeColumn, rows NativeRows) [][]any {
+	index := map[string]int{}
+	var first []int // each group's first row
+	var states []aggState
+	var key []byte
+	for r := range rows.Len() {
+		key = key[:0]
+		for _, c := range g.keys {
+			key = appendGroupKey(key, rows.Cell(r, c))
+		}
+		n, ok := index[string(key)]
+		if !ok {
+			n = len(first)
+			index[string(key)] = n
+			first = append(first, r)
+			states = append(states, make([]aggState, len(g.aggs))...)
+		}
+		st := states[n*len(g.aggs) : (n+1)*len(g.aggs)]
+		for k := range g.aggs {
+			g.aggs[k].add(&st[k], rows, r)
+		}
+	}
+	out := make([][]any, len(first))
+	for n, r := range first {
+		st := states[n*len(g.aggs) : (n+1)*len(g.aggs)]
+		row := make([]any, len(g.items))
+		for k, it := range g.items {
+			if it.col >= 0 {
+				row[k] = rows.Cell(r, it.col).Value(fnCols[it.col].Type)
+			} else {
+				row[k] = g.aggs[it.agg].result(&st[it.agg], fnCols)
+			}
+		}
+		out[n] = row
+	}
+	return out
+}
+
+// appendGroupKey appends an encoding of v that equals another's exactly
+// when the two cells are one group's: NULL one value, a non-negative
+// integer one whether NativeInt or NativeUint made it.
+func appendGroupKey(b []byte, v NativeValue) []byte {
+	k := keyOf(v)
+	b = append(b, byte(k.kind))
+	switch k.kind {
+	case nvString:
+		b = binary.AppendUvarint(b, uint64(len(k.s)))
+		return append(b, k.s...)
+	case nvTime:
+		return binary.AppendUvarint(binary.AppendVarint(b, v.t.Unix()), uint64(v.t.Nanosecond()))
+	}
+	return binary.BigEndian.AppendUint64(b, k.n)
+}
