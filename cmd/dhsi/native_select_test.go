@@ -361,7 +361,7 @@ func nativeStatements(t *testing.T, metricsAt, fn string) int {
 		kind = `[^"]*` // every function's
 	}
 	n := 0
-	for _, m := range regexp.MustCompile(`dhsi_statements_total\{kind="native:` + kind + `",outcome="ok"\} (\d+)`).FindAllSubmatch(body, -1) {
+	for _, m := range regexp.MustCompile(`dhsi_statements_total\{kind="native:`+kind+`",outcome="ok"\} (\d+)`).FindAllSubmatch(body, -1) {
 		k, _ := strconv.Atoi(string(m[1]))
 		n += k
 	}
