@@ -236,11 +236,8 @@ func (v *viewRows) Cell(row, col int) sqlserver.NativeValue {
 		k = sort.Search(len(v.runs), func(i int) bool { return v.runs[i].start > row }) - 1
 	}
 	run := &v.runs[k]
-	if run.rows == nil && !v.read(k) {
-		return sqlserver.NativeNull() // the statement fails with v.err
-	}
-	i := row - run.start
-	r := &run.rows[i]
+	// a run's dataset, prefix and domain are its rows': a GROUP BY
+	// dataset_id or a count of them decodes no row
 	switch col {
 	case 0:
 		return sqlserver.NativeInt(run.datasetID)
@@ -248,6 +245,13 @@ func (v *viewRows) Cell(row, col int) sqlserver.NativeValue {
 		return sqlserver.NativeString(run.prefix)
 	case 2:
 		return sqlserver.NativeString(v.domain)
+	}
+	if run.rows == nil && !v.read(k) {
+		return sqlserver.NativeNull() // the statement fails with v.err
+	}
+	i := row - run.start
+	r := &run.rows[i]
+	switch col {
 	case 3:
 		return urlCell(r, 0) // url_id
 	case 4:
