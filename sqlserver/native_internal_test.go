@@ -2,6 +2,8 @@ package sqlserver
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -257,6 +259,67 @@ func TestMatchNativeGroupBy(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: native %q, want %q", c.sql, got, c.want)
+		}
+	}
+}
+
+// TestJoinRowsAsNestedLoops: joinRows pairs the rows a nested loop over
+// both sides pairs, in its order (l's rows, each with its matches in r's
+// order), on random rows with NULLs, duplicate keys and a second key, for
+// inner and LEFT joins.
+func TestJoinRowsAsNestedLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 37))
+	var trial int
+	cell := func() any {
+		switch {
+		case rng.IntN(5) == 0:
+			return nil
+		case trial%8 >= 4: // UBIGINT keys, some past int64's range
+			return uint64(rng.IntN(3)) << (62 + rng.IntN(2))
+		}
+		return int32(rng.IntN(6))
+	}
+	for trial = range 500 {
+		var l, r boxedRows
+		for range rng.IntN(12) {
+			l = append(l, []any{cell(), fmt.Sprint(rng.IntN(3))})
+		}
+		for range rng.IntN(12) {
+			r = append(r, []any{fmt.Sprint(rng.IntN(3)), cell()})
+		}
+		keys := [][2]int{{0, 1}}
+		if trial%2 == 1 {
+			keys = append(keys, [2]int{1, 0})
+		}
+		left := trial%4 >= 2
+		var want []string
+		for i := range l.Len() {
+			matched := false
+			for k := range r.Len() {
+				ok := true
+				for _, key := range keys {
+					a, b := l.Cell(i, key[0]), r.Cell(k, key[1])
+					ok = ok && a.kind != nvNull && b.kind != nvNull && compareCells(a, b) == 0
+				}
+				if ok {
+					want, matched = append(want, fmt.Sprint(i, k)), true
+				}
+			}
+			if left && !matched {
+				want = append(want, fmt.Sprint(i, -1))
+			}
+		}
+		rows, err := joinRows(l, r, 2, keys, left)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := rows.(*joinedRows)
+		var got []string
+		for n := range j.Len() {
+			got = append(got, fmt.Sprint(j.li[n], j.ri[n]))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (keys %v, left %v): %v, want %v\nl %v\nr %v", trial, keys, left, got, want, l, r)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package sqlserver
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -433,6 +435,21 @@ func (j *joinedRows) Cell(row, col int) NativeValue {
 	return j.r.Cell(j.ri[row], col-j.nl)
 }
 
+// Cells is RowCells: a row's cells in one call, each side's by its own.
+func (j *joinedRows) Cells(row int, cols []int, dst []NativeValue) {
+	li, ri := j.li[row], j.ri[row]
+	for k, c := range cols {
+		switch {
+		case c < j.nl:
+			dst[k] = j.l.Cell(li, c)
+		case ri < 0:
+			dst[k] = NativeNull()
+		default:
+			dst[k] = j.r.Cell(ri, c-j.nl)
+		}
+	}
+}
+
 func (j *joinedRows) Err() error {
 	if err := nativeRowsErr(j.l); err != nil {
 		return err
@@ -440,59 +457,49 @@ func (j *joinedRows) Err() error {
 	return nativeRowsErr(j.r)
 }
 
-// joinKey is a key cell as a map key: the two sides' key columns have one
-// type, and a non-negative integer is one key whether a function made it
-// NativeInt or NativeUint.
-type joinKey struct {
-	kind nativeKind
-	n    uint64
-	s    string
-}
-
-func keyOf(v NativeValue) joinKey {
-	if v.kind == nvUint && int64(v.n) >= 0 {
-		return joinKey{nvInt, v.n, ""}
-	}
-	return joinKey{v.kind, v.n, v.s}
-}
-
-// joinRows pairs l's rows with r's whose keys are equal: by comparing
-// each pair where both sides are small (a domain's datasets against the
-// registry: cheaper than building a map), else through a hash of r on the
-// first key, the other keys compared per pair.
+// joinRows pairs l's rows with r's whose keys are equal: r's rows sorted
+// by the first key once, each l row's matches found by binary search, the
+// other keys compared per pair. (A map of r's 64 registry rows, built for
+// every statement, was a third of the join's CPU at 1 client.)
 func joinRows(l, r NativeRows, nl int, keys [][2]int, left bool) (NativeRows, error) {
 	j := &joinedRows{l: l, r: r, nl: nl}
-	equal := func(lrow, rrow int, keys [][2]int) bool {
-		for _, k := range keys {
-			a, b := l.Cell(lrow, k[0]), r.Cell(rrow, k[1])
-			if a.kind == nvNull || b.kind == nvNull || compareCells(a, b) != 0 {
-				return false
-			}
-		}
-		return true
+	// r's rows by the first key; when every one is an integer in int64's
+	// range (a dataset_id), compared as int64s
+	type keyed struct {
+		key NativeValue
+		n   int64
+		row int
 	}
-	var byKey map[joinKey][]int
-	if l.Len()*r.Len() > 1024 {
-		byKey = map[joinKey][]int{}
-		for row := range r.Len() {
-			if v := r.Cell(row, keys[0][1]); v.kind != nvNull {
-				byKey[keyOf(v)] = append(byKey[keyOf(v)], row)
-			}
+	ints := true
+	byKey := make([]keyed, 0, r.Len())
+	for row := range r.Len() {
+		if v := r.Cell(row, keys[0][1]); v.kind != nvNull {
+			ints = ints && (v.kind == nvInt || v.kind == nvUint && int64(v.n) >= 0)
+			byKey = append(byKey, keyed{v, int64(v.n), row})
 		}
 	}
+	cmpKeyed := func(a keyed, b keyed) int { return compareKeys(a.key, b.key) }
+	if ints {
+		cmpKeyed = func(a keyed, b keyed) int { return cmp.Compare(a.n, b.n) }
+	}
+	slices.SortStableFunc(byKey, cmpKeyed)
 	for row := range l.Len() {
 		matched := false
-		if byKey == nil {
-			for rrow := range r.Len() {
-				if equal(row, rrow, keys) {
-					j.li, j.ri, matched = append(j.li, row), append(j.ri, rrow), true
-				}
+		if v := l.Cell(row, keys[0][0]); v.kind != nvNull {
+			probe, at := keyed{key: v, n: int64(v.n)}, len(byKey)
+			if !ints || v.kind != nvUint || int64(v.n) >= 0 { // else above every key of r
+				at, _ = slices.BinarySearchFunc(byKey, probe, cmpKeyed)
 			}
-		} else if v := l.Cell(row, keys[0][0]); v.kind != nvNull {
-			for _, rrow := range byKey[keyOf(v)] {
-				if equal(row, rrow, keys[1:]) {
-					j.li, j.ri, matched = append(j.li, row), append(j.ri, rrow), true
+		candidates:
+			for ; at < len(byKey) && cmpKeyed(byKey[at], probe) == 0; at++ {
+				rrow := byKey[at].row
+				for _, k := range keys[1:] {
+					a, b := l.Cell(row, k[0]), r.Cell(rrow, k[1])
+					if a.kind == nvNull || b.kind == nvNull || compareKeys(a, b) != 0 {
+						continue candidates
+					}
 				}
+				j.li, j.ri, matched = append(j.li, row), append(j.ri, rrow), true
 			}
 		}
 		if left && !matched {
@@ -500,6 +507,21 @@ func joinRows(l, r NativeRows, nl int, keys [][2]int, left bool) (NativeRows, er
 		}
 	}
 	return j, j.Err() // a key cell that could not be read
+}
+
+// compareKeys compares two non-NULL key cells of one type: integers by
+// value whether NativeInt or NativeUint made them, strings byte by byte.
+func compareKeys(a, b NativeValue) int {
+	if a.kind != b.kind && (a.kind == nvInt || a.kind == nvUint) && (b.kind == nvInt || b.kind == nvUint) {
+		switch {
+		case a.kind == nvInt && int64(a.n) < 0:
+			return -1
+		case b.kind == nvInt && int64(b.n) < 0:
+			return 1
+		}
+		return cmp3(a.n, b.n)
+	}
+	return compareCells(a, b)
 }
 
 // concat is a and b in a new slice.

@@ -289,14 +289,19 @@ func (g *nativeGroup) groupRows(fnCols []NativeColumn, rows NativeRows) [][]any 
 // when the two cells are one group's: NULL one value, a non-negative
 // integer one whether NativeInt or NativeUint made it.
 func appendGroupKey(b []byte, v NativeValue) []byte {
-	k := keyOf(v)
-	b = append(b, byte(k.kind))
-	switch k.kind {
+	kind := v.kind
+	if kind == nvUint && int64(v.n) >= 0 {
+		kind = nvInt
+	}
+	b = append(b, byte(kind))
+	switch kind {
+	case nvNull:
+		return b
 	case nvString:
-		b = binary.AppendUvarint(b, uint64(len(k.s)))
-		return append(b, k.s...)
+		b = binary.AppendUvarint(b, uint64(len(v.s)))
+		return append(b, v.s...)
 	case nvTime:
 		return binary.AppendUvarint(binary.AppendVarint(b, v.t.Unix()), uint64(v.t.Nanosecond()))
 	}
-	return binary.BigEndian.AppendUint64(b, k.n)
+	return binary.BigEndian.AppendUint64(b, v.n)
 }
