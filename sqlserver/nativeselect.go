@@ -18,7 +18,7 @@ import (
 // nativeSelect is what a native statement asks of its function's rows
 // beyond the projection (issue 16: the shapes people and BI tools write):
 //
-//	… FROM f(args) [[AS] a] [WHERE c [AND c …]]
+//	… FROM f(args) [[AS] a] [WHERE c, or cs under AND, OR, NOT and parentheses]
 //	  [ORDER BY {col | n} [ASC|DESC] [NULLS FIRST|LAST], …] [LIMIT n] [OFFSET n]
 //
 // with c one of col op value (op = <> != < <= > >=; value an integer
@@ -27,8 +27,9 @@ import (
 // LIKE pattern (a VARCHAR column; a string literal or $n; no ESCAPE) or
 // col IS [NOT] NULL; col a column of the FROM clause (nativefrom.go).
 // Anything else goes to DuckDB. The semantics are DuckDB's for these
-// types: a comparison with NULL keeps no row, nor does NOT IN a list
-// holding a NULL, while IN skips the list's NULLs; strings
+// types: a comparison with NULL is NULL, and so is NOT IN of a list holding
+// a NULL when no value matches, and IN of one (three-valued logic, which
+// AND, OR and NOT follow; WHERE keeps the rows it finds true); strings
 // compare byte by byte; LIKE's % is any run of characters, _ one UTF-8
 // character, and a backslash is itself (DuckDB has no default escape,
 // unlike PostgreSQL); ORDER BY puts NULLs last unless told otherwise
@@ -41,7 +42,10 @@ import (
 // search (keyset paging, url > $last, costs the page, not the domain), and
 // where no sort is needed the scan stops once LIMIT and OFFSET are met.
 type nativeSelect struct {
-	where         []nativeCond
+	where []nativeCond
+	// tree, when set, is how the WHERE combines where's conditions (OR,
+	// NOT, parentheses); nil: they are ANDed
+	tree          *boolNode
 	order         []nativeOrder
 	limit, offset int64 // -1: none
 }
@@ -106,81 +110,129 @@ func matchNativeTail(toks []pgsql.Token, scope *nativeScope, proj []projected) (
 		}
 		return nativeArg{}, false
 	}
+	// cond reads one condition at toks[i]: its leaves (two for BETWEEN,
+	// which is x >= a AND x <= b in DuckDB and PostgreSQL)
+	cond := func(i int) (conds []nativeCond, next int, ok bool) {
+		col, j := column(i)
+		if col < 0 || j >= len(toks) {
+			return nil, i, false
+		}
+		c := nativeCond{col: col, colType: scope.cols[col].Type}
+		switch t := toks[j]; {
+		case t.Is("IS") && j+1 < len(toks) && toks[j+1].Is("NULL"):
+			c.op, i = "null", j+2
+		case t.Is("IS") && j+2 < len(toks) && toks[j+1].Is("NOT") && toks[j+2].Is("NULL"):
+			c.op, i = "not null", j+3
+		case t.Kind == pgsql.Op && (t.Text == "=" || t.Text == "<>" || t.Text == "!=" || t.Text == "<" || t.Text == "<=" || t.Text == ">" || t.Text == ">=") ||
+			t.Is("LIKE") || t.Is("NOT") && j+1 < len(toks) && toks[j+1].Is("LIKE"):
+			c.op = strings.Replace(t.Text, "!=", "<>", 1)
+			switch {
+			case t.Is("LIKE"):
+				c.op = "like"
+			case t.Is("NOT"):
+				c.op, j = "not like", j+1
+			}
+			if j+1 >= len(toks) || strings.HasSuffix(c.op, "like") && c.colType != duckdb.TYPE_VARCHAR {
+				return nil, i, false
+			}
+			if c.val, ok = value(toks[j+1], c.colType); !ok {
+				return nil, i, false
+			}
+			i = j + 2
+		case t.Is("BETWEEN") && j+3 < len(toks) && toks[j+2].Is("AND"):
+			low, hi := c, c
+			low.op, hi.op = ">=", "<="
+			var ok1, ok2 bool
+			low.val, ok1 = value(toks[j+1], c.colType)
+			hi.val, ok2 = value(toks[j+3], c.colType)
+			return []nativeCond{low, hi}, j + 4, ok1 && ok2
+		// x [NOT] IN (v, …): a list of values, literals or $n
+		case t.Is("IN") || t.Is("NOT") && j+1 < len(toks) && toks[j+1].Is("IN"):
+			c.op = "in"
+			if t.Is("NOT") {
+				c.op, j = "not in", j+1
+			}
+			if j+1 >= len(toks) || toks[j+1].Text != "(" {
+				return nil, i, false
+			}
+			for j += 2; ; j += 2 {
+				if j+1 >= len(toks) {
+					return nil, i, false
+				}
+				v, ok := value(toks[j], c.colType)
+				if !ok {
+					return nil, i, false
+				}
+				c.list = append(c.list, v)
+				if toks[j+1].Text == ")" {
+					break
+				}
+				if toks[j+1].Text != "," {
+					return nil, i, false
+				}
+			}
+			i = j + 2
+		default:
+			return nil, i, false
+		}
+		return []nativeCond{c}, i, true
+	}
+	// the WHERE clause: conditions under AND, OR, NOT and parentheses
+	// (boolNode), each leaf one of sel.where
+	var or, and, not func(i int) (*boolNode, int, bool)
+	or = func(i int) (*boolNode, int, bool) {
+		n, i, ok := and(i)
+		for ok && i < len(toks) && toks[i].Is("OR") {
+			var m *boolNode
+			if m, i, ok = and(i + 1); ok {
+				n = n.join('|', m)
+			}
+		}
+		return n, i, ok
+	}
+	and = func(i int) (*boolNode, int, bool) {
+		n, i, ok := not(i)
+		for ok && i < len(toks) && toks[i].Is("AND") {
+			var m *boolNode
+			if m, i, ok = not(i + 1); ok {
+				n = n.join('&', m)
+			}
+		}
+		return n, i, ok
+	}
+	not = func(i int) (*boolNode, int, bool) {
+		switch {
+		case i < len(toks) && toks[i].Is("NOT"):
+			n, i, ok := not(i + 1)
+			return &boolNode{op: '!', kids: []*boolNode{n}}, i, ok
+		case i < len(toks) && toks[i].Text == "(":
+			n, i, ok := or(i + 1)
+			if !ok || i >= len(toks) || toks[i].Text != ")" {
+				return nil, i, false
+			}
+			return n, i + 1, true
+		}
+		conds, i, ok := cond(i)
+		if !ok {
+			return nil, i, false
+		}
+		var n *boolNode
+		for _, c := range conds {
+			n = n.join('&', &boolNode{op: 'c', leaf: len(sel.where)})
+			sel.where = append(sel.where, c)
+		}
+		return n, i, true
+	}
 	i := 0
 	if i < len(toks) && toks[i].Is("WHERE") {
-		for i++; ; i++ {
-			col, j := column(i)
-			if col < 0 || j >= len(toks) {
-				return nil, false, nil
-			}
-			c := nativeCond{col: col, colType: scope.cols[col].Type}
-			switch t := toks[j]; {
-			case t.Is("IS") && j+1 < len(toks) && toks[j+1].Is("NULL"):
-				c.op, i = "null", j+2
-			case t.Is("IS") && j+2 < len(toks) && toks[j+1].Is("NOT") && toks[j+2].Is("NULL"):
-				c.op, i = "not null", j+3
-			case t.Kind == pgsql.Op && (t.Text == "=" || t.Text == "<>" || t.Text == "!=" || t.Text == "<" || t.Text == "<=" || t.Text == ">" || t.Text == ">=") ||
-				t.Is("LIKE") || t.Is("NOT") && j+1 < len(toks) && toks[j+1].Is("LIKE"):
-				c.op = strings.Replace(t.Text, "!=", "<>", 1)
-				switch {
-				case t.Is("LIKE"):
-					c.op = "like"
-				case t.Is("NOT"):
-					c.op, j = "not like", j+1
-				}
-				if j+1 >= len(toks) || strings.HasSuffix(c.op, "like") && c.colType != duckdb.TYPE_VARCHAR {
-					return nil, false, nil
-				}
-				if c.val, ok = value(toks[j+1], c.colType); !ok {
-					return nil, false, nil
-				}
-				i = j + 2
-			// x BETWEEN a AND b is x >= a AND x <= b (DuckDB, PostgreSQL)
-			case t.Is("BETWEEN") && j+3 < len(toks) && toks[j+2].Is("AND"):
-				low, hi := c, c
-				low.op, hi.op = ">=", "<="
-				var ok1, ok2 bool
-				low.val, ok1 = value(toks[j+1], c.colType)
-				hi.val, ok2 = value(toks[j+3], c.colType)
-				if !ok1 || !ok2 {
-					return nil, false, nil
-				}
-				sel.where, c, i = append(sel.where, low), hi, j+4
-			// x [NOT] IN (v, …): a list of values, literals or $n
-			case t.Is("IN") || t.Is("NOT") && j+1 < len(toks) && toks[j+1].Is("IN"):
-				c.op = "in"
-				if t.Is("NOT") {
-					c.op, j = "not in", j+1
-				}
-				if j+1 >= len(toks) || toks[j+1].Text != "(" {
-					return nil, false, nil
-				}
-				for j += 2; ; j += 2 {
-					if j+1 >= len(toks) {
-						return nil, false, nil
-					}
-					v, ok := value(toks[j], c.colType)
-					if !ok {
-						return nil, false, nil
-					}
-					c.list = append(c.list, v)
-					if toks[j+1].Text == ")" {
-						break
-					}
-					if toks[j+1].Text != "," {
-						return nil, false, nil
-					}
-				}
-				i = j + 2
-			default:
-				return nil, false, nil
-			}
-			sel.where = append(sel.where, c)
-			if i < len(toks) && toks[i].Is("AND") {
-				continue
-			}
-			break
+		tree, next, ok := or(i + 1)
+		if !ok {
+			return nil, false, nil
 		}
+		if !tree.flat() {
+			sel.tree = tree
+		}
+		i = next
 	}
 	if i+1 < len(toks) && toks[i].Is("ORDER") && toks[i+1].Is("BY") {
 		for i += 2; ; i++ {
@@ -309,17 +361,16 @@ type SortedRows interface {
 // apply filters, orders and cuts rows; params are the portal's converted
 // values for the $n the conditions use.
 func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type) (any, error)) (NativeRows, error) {
+	// vals[k]: where[k]'s value, converted (a *likePattern, an inList);
+	// nil for a NULL, which makes the condition NULL
 	vals := make([]any, len(sel.where))
-	null := false
+	null := false // a condition that is never true
 	for k, c := range sel.where {
 		if c.op == "null" || c.op == "not null" {
 			continue
 		}
 		if c.list != nil {
-			// in: the values it may equal, NULLs skipped (x IN (1, NULL)
-			// is true for 1, NULL otherwise); not in: any NULL and it
-			// is never true
-			var list []any
+			in := inList{}
 			for _, a := range c.list {
 				v := a.value
 				if a.param != 0 {
@@ -328,17 +379,14 @@ func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type
 						return nil, err
 					}
 				}
-				if v == nil && c.op == "not in" {
-					null = true
-				}
-				if v != nil {
-					list = append(list, v)
+				if v == nil {
+					in.null = true
+				} else {
+					in.vals = append(in.vals, v)
 				}
 			}
-			if len(list) == 0 && c.op == "in" {
-				null = true
-			}
-			vals[k] = list
+			null = null || in.null && c.op == "not in" || len(in.vals) == 0 && c.op == "in"
+			vals[k] = in
 			continue
 		}
 		v := c.val.value
@@ -357,8 +405,8 @@ func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type
 		}
 		vals[k] = v
 	}
-	if null {
-		return pickedRows{rows, nil}, nil // a comparison with NULL keeps no row
+	if null && sel.tree == nil {
+		return pickedRows{rows, nil}, nil // one of the ANDed conditions is never true
 	}
 	// the rows to look at, and whether the function's order is the answer's
 	lo, hi := 0, rows.Len()
@@ -368,55 +416,28 @@ func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type
 		if len(sel.order) > 0 && !sel.order[0].desc && sorted.SortedBy(sel.order[0].col) {
 			inOrder = true // strictly ascending: later keys never decide
 		}
-		lo, hi = sel.bounds(sorted, vals, lo, hi)
+		if sel.tree == nil {
+			lo, hi = sel.bounds(sorted, vals, lo, hi)
+		}
 	}
 	stopAt := -1 // rows enough, when no sort follows
 	if inOrder && sel.limit >= 0 {
 		stopAt = int(min(sel.limit+max(sel.offset, 0), int64(hi-lo)))
 	}
 	idx := make([]int, 0, min(hi-lo, max(stopAt, 16)))
+	row := 0 // the row leaf tests
+	leaf := func(k int) truth { return sel.where[k].test(rows.Cell(row, sel.where[k].col), vals[k]) }
 rows:
 	for r := lo; r < hi && len(idx) != stopAt; r++ {
-		for k, c := range sel.where {
-			cell := rows.Cell(r, c.col)
-			switch c.op {
-			case "null":
-				if cell.kind != nvNull {
-					continue rows
-				}
-				continue
-			case "not null":
-				if cell.kind == nvNull {
-					continue rows
-				}
+		if sel.tree != nil {
+			if row = r; sel.tree.eval(leaf) != truthTrue {
 				continue
 			}
-			if cell.kind == nvNull {
-				continue rows
-			}
-			if list, ok := vals[k].([]any); ok {
-				found := false
-				for _, v := range list {
-					if compareCell(cell, v) == 0 {
-						found = true
-						break
-					}
-				}
-				if found != (c.op == "in") {
+		} else {
+			for k := range sel.where {
+				if sel.where[k].test(rows.Cell(r, sel.where[k].col), vals[k]) != truthTrue {
 					continue rows
 				}
-				continue
-			}
-			if m, ok := vals[k].(*likePattern); ok {
-				if m.match(cell.s) != (c.op == "like") {
-					continue rows
-				}
-				continue
-			}
-			cmp := compareCell(cell, vals[k])
-			if !(c.op == "=" && cmp == 0 || c.op == "<>" && cmp != 0 || c.op == "<" && cmp < 0 ||
-				c.op == "<=" && cmp <= 0 || c.op == ">" && cmp > 0 || c.op == ">=" && cmp >= 0) {
-				continue rows
 			}
 		}
 		idx = append(idx, r)
@@ -431,6 +452,126 @@ rows:
 		idx = idx[:sel.limit]
 	}
 	return picked(rows, idx), nil
+}
+
+// inList is an IN list's values, converted, and whether it held a NULL.
+type inList struct {
+	vals []any
+	null bool
+}
+
+// truth is SQL's three-valued logic.
+type truth uint8
+
+const (
+	truthFalse truth = iota
+	truthNull
+	truthTrue
+)
+
+func truthOf(b bool) truth {
+	if b {
+		return truthTrue
+	}
+	return truthFalse
+}
+
+// test is the condition on cell, with its converted value v (nil: NULL).
+func (c *nativeCond) test(cell NativeValue, v any) truth {
+	switch c.op {
+	case "null":
+		return truthOf(cell.kind == nvNull)
+	case "not null":
+		return truthOf(cell.kind != nvNull)
+	}
+	if cell.kind == nvNull {
+		return truthNull
+	}
+	switch x := v.(type) {
+	case nil:
+		return truthNull
+	case inList:
+		// x IN (…) is true if x equals one, else NULL if the list holds
+		// a NULL, else false; NOT IN the negation
+		for _, w := range x.vals {
+			if compareCell(cell, w) == 0 {
+				return truthOf(c.op == "in")
+			}
+		}
+		if x.null {
+			return truthNull
+		}
+		return truthOf(c.op == "not in")
+	case *likePattern:
+		return truthOf(x.match(cell.s) == (c.op == "like"))
+	}
+	cmp := compareCell(cell, v)
+	return truthOf(c.op == "=" && cmp == 0 || c.op == "<>" && cmp != 0 || c.op == "<" && cmp < 0 ||
+		c.op == "<=" && cmp <= 0 || c.op == ">" && cmp > 0 || c.op == ">=" && cmp >= 0)
+}
+
+// boolNode is a WHERE clause's shape: a condition (op 'c', where[leaf]),
+// or AND ('&'), OR ('|'), NOT ('!') of its kids.
+type boolNode struct {
+	op   byte
+	leaf int
+	kids []*boolNode
+}
+
+// join is n op m, flattening a chain of one operator; a nil n is m.
+func (n *boolNode) join(op byte, m *boolNode) *boolNode {
+	if n == nil {
+		return m
+	}
+	if n.op == op {
+		n.kids = append(n.kids, m)
+		return n
+	}
+	return &boolNode{op: op, kids: []*boolNode{n, m}}
+}
+
+// flat: the tree is conditions ANDed, which nativeSelect answers without
+// it (and bounds on a sorted column).
+func (n *boolNode) flat() bool {
+	if n.op == 'c' {
+		return true
+	}
+	if n.op != '&' {
+		return false
+	}
+	for _, k := range n.kids {
+		if k.op != 'c' {
+			return false
+		}
+	}
+	return true
+}
+
+// eval is the clause's truth for a row whose conditions leaf answers.
+func (n *boolNode) eval(leaf func(k int) truth) truth {
+	switch n.op {
+	case 'c':
+		return leaf(n.leaf)
+	case '!':
+		return truthTrue - n.kids[0].eval(leaf)
+	case '&':
+		t := truthTrue
+		for _, k := range n.kids {
+			t = min(t, k.eval(leaf))
+			if t == truthFalse {
+				break
+			}
+		}
+		return t
+	}
+	t := truthFalse
+	for _, k := range n.kids {
+		t = max(t, k.eval(leaf))
+		if t == truthTrue {
+			break
+		}
+	}
+	return t
 }
 
 // keyedRow is a row of a sort with its ORDER BY cells, read once.

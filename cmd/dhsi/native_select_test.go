@@ -102,6 +102,16 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		// ORDER BY the select list's n-th column
 		{"SELECT dataset, url_count FROM domain_datasets($1) ORDER BY 2 DESC, 1", d1, true},
 		{"SELECT * FROM domain_datasets($1) ORDER BY 3, 1 DESC LIMIT 2", d1, true},
+		// OR, NOT and parentheses, in three-valued logic
+		{"SELECT dataset, url_count FROM domain_datasets($1) WHERE dataset = 'cc' OR url_count > 3 ORDER BY dataset", d1, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE NOT (dataset = 'cc' OR url_count < 2) ORDER BY dataset", d1, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE (dataset = $2 OR dataset_id = 1) AND url_count > 0 ORDER BY dataset", func(d string) []any { return []any{d, nil} }, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE NOT dataset = $2 OR dataset_id IN (2, $3) ORDER BY dataset", func(d string) []any { return []any{d, nil, nil} }, true},
+		{"SELECT dataset FROM domain_datasets($1) WHERE NOT dataset = $2 OR dataset_id NOT IN (2, $3) ORDER BY dataset", func(d string) []any { return []any{d, "cc", nil} }, true},
+		{"SELECT url FROM domain_urls($1, 1, 0, 1000) WHERE NOT (ts IS NULL OR url LIKE 'https://%') ORDER BY url", d1, true},
+		{"SELECT url, ts FROM urls WHERE domain = $1 AND (url LIKE '%.html' OR ts IS NULL OR dataset_id NOT IN (1, $2)) ORDER BY url, dataset_id", func(d string) []any { return []any{d, nil} }, true},
+		{"SELECT url FROM urls WHERE domain = $1 AND (url LIKE '%.html' OR dataset_id NOT IN (1, 3)) ORDER BY url, dataset_id", d1, true},
+		{"SELECT count(*) FROM urls WHERE domain = $1 AND (NOT url > 'https' OR url_id BETWEEN 0 AND 9223372036854775807)", d1, true},
 		// IN lists (NULLs in them as DuckDB reads them) and BETWEEN
 		{"SELECT dataset_id, url_count FROM domain_datasets($1) WHERE dataset_id IN (1, 3) ORDER BY dataset_id", d1, true},
 		{"SELECT dataset FROM domain_datasets($1) WHERE dataset NOT IN ($2, 'cc') ORDER BY dataset", func(d string) []any { return []any{d, "pywb"} }, true},
