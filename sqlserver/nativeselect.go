@@ -179,27 +179,22 @@ func matchNativeTail(toks []pgsql.Token, scope *nativeScope, proj []projected) (
 	}
 	// the WHERE clause: conditions under AND, OR, NOT and parentheses
 	// (boolNode), each leaf one of sel.where
-	var or, and, not func(i int) (*boolNode, int, bool)
-	or = func(i int) (*boolNode, int, bool) {
-		n, i, ok := and(i)
-		for ok && i < len(toks) && toks[i].Is("OR") {
-			var m *boolNode
-			if m, i, ok = and(i + 1); ok {
-				n = n.join('|', m)
+	type parser func(i int) (*boolNode, int, bool)
+	// chain parses next {word next}: the operands of AND, or of OR
+	chain := func(word string, op byte, next parser) parser {
+		return func(i int) (*boolNode, int, bool) {
+			n, i, ok := next(i)
+			for ok && i < len(toks) && toks[i].Is(word) {
+				var m *boolNode
+				if m, i, ok = next(i + 1); ok {
+					n = n.join(op, m)
+				}
 			}
+			return n, i, ok
 		}
-		return n, i, ok
 	}
-	and = func(i int) (*boolNode, int, bool) {
-		n, i, ok := not(i)
-		for ok && i < len(toks) && toks[i].Is("AND") {
-			var m *boolNode
-			if m, i, ok = not(i + 1); ok {
-				n = n.join('&', m)
-			}
-		}
-		return n, i, ok
-	}
+	var or, not parser
+	or = chain("OR", '|', chain("AND", '&', func(i int) (*boolNode, int, bool) { return not(i) }))
 	not = func(i int) (*boolNode, int, bool) {
 		switch {
 		case i < len(toks) && toks[i].Is("NOT"):
