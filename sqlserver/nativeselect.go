@@ -549,20 +549,18 @@ func (n *boolNode) eval(leaf func(k int) truth) truth {
 		return leaf(n.leaf)
 	case '!':
 		return truthTrue - n.kids[0].eval(leaf)
-	case '&':
-		t := truthTrue
-		for _, k := range n.kids {
-			t = min(t, k.eval(leaf))
-			if t == truthFalse {
-				break
-			}
-		}
-		return t
 	}
-	t := truthFalse
+	// AND is the least of its kids' truths (false < NULL < true), OR the
+	// greatest; each stops at the value that decides it
+	t, decides := truthTrue, truthFalse
+	if n.op == '|' {
+		t, decides = truthFalse, truthTrue
+	}
 	for _, k := range n.kids {
-		t = max(t, k.eval(leaf))
-		if t == truthTrue {
+		if v := k.eval(leaf); n.op == '&' && v < t || n.op == '|' && v > t {
+			t = v
+		}
+		if t == decides {
 			break
 		}
 	}
