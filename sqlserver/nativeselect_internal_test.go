@@ -187,3 +187,25 @@ func TestSortRowsOrdersAsAStableSortWould(t *testing.T) {
 		}
 	}
 }
+
+// TestBoolNodeThreeValuedLogic: NOT, AND and OR of every pair of truths
+// follow SQL's tables (false < NULL < true: AND the least, OR the
+// greatest, NOT NULL is NULL).
+func TestBoolNodeThreeValuedLogic(t *testing.T) {
+	truths := []truth{truthFalse, truthNull, truthTrue}
+	leaf := func(k int) truth { return truths[k] }
+	not := map[truth]truth{truthFalse: truthTrue, truthNull: truthNull, truthTrue: truthFalse}
+	for a := range truths {
+		if got := (&boolNode{op: '!', kids: []*boolNode{{op: 'c', leaf: a}}}).eval(leaf); got != not[truths[a]] {
+			t.Errorf("NOT %d = %d", truths[a], got)
+		}
+		for b := range truths {
+			x, y := &boolNode{op: 'c', leaf: a}, &boolNode{op: 'c', leaf: b}
+			and := (&boolNode{op: 'c', leaf: a}).join('&', y).eval(leaf)
+			or := x.join('|', &boolNode{op: 'c', leaf: b}).eval(leaf)
+			if and != min(truths[a], truths[b]) || or != max(truths[a], truths[b]) {
+				t.Errorf("%d AND %d = %d, OR = %d", truths[a], truths[b], and, or)
+			}
+		}
+	}
+}
