@@ -157,7 +157,10 @@ func clauseKeyword(t pgsql.Token) bool {
 // query) would otherwise slow every simple-protocol SELECT, whose
 // RowDescription carries zeros.
 func (s *session) originsOnce(p *prepared) {
-	if p.origins || !p.returnsRows || p.class.kind != kindDuck || p.duckType != duckdb.STATEMENT_TYPE_SELECT {
+	// a native statement is a SELECT too: over a view (datasets, or domains
+	// and urls by their lookups) its columns come from the view as DuckDB's
+	// path reports them
+	if p.origins || !p.returnsRows || p.class.kind != kindDuck || p.native == nil && p.duckType != duckdb.STATEMENT_TYPE_SELECT {
 		return
 	}
 	p.origins = true

@@ -392,3 +392,38 @@ func nativeAndDuckDB(t *testing.T, dir string) (native, duck *pgx.Conn, metricsA
 	duck = connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--refresh-interval", "100ms", "--no-native"))
 	return native, duck, metricsAt
 }
+
+// TestNativeViewsCarryColumnOrigins: a native statement over a view
+// describes its columns' table and attribute numbers as DuckDB's path
+// does (JDBC's getTableName, BI tools that edit results): the datasets
+// view, and domains and urls by their lookups.
+func TestNativeViewsCarryColumnOrigins(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ingestSampleDatasets(t, dir)
+	native, duck, _ := nativeAndDuckDB(t, dir)
+	for _, q := range []string{
+		"SELECT dataset, urls FROM datasets",
+		"SELECT * FROM datasets WHERE urls > 1 ORDER BY dataset",
+		"SELECT url, dataset_id FROM urls WHERE domain = $1 AND dataset_id = 1",
+		"SELECT count(*), dataset_id FROM urls WHERE domain = $1 GROUP BY dataset_id",
+		"SELECT d.dataset, s.urls FROM domain_datasets($1) d JOIN datasets s USING (dataset_id)",
+	} {
+		var attnums [2][]uint16
+		for k, c := range []*pgx.Conn{native, duck} {
+			sd, err := c.Prepare(ctx, "", q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			for _, f := range sd.Fields {
+				attnums[k] = append(attnums[k], f.TableAttributeNumber)
+				if (f.TableOID == 0) != (f.TableAttributeNumber == 0) {
+					t.Errorf("%s: column %s has table %d, attribute %d", q, f.Name, f.TableOID, f.TableAttributeNumber)
+				}
+			}
+		}
+		if fmt.Sprint(attnums[0]) != fmt.Sprint(attnums[1]) {
+			t.Errorf("%s: native attributes %v, DuckDB's %v", q, attnums[0], attnums[1])
+		}
+	}
+}
