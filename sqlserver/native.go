@@ -195,6 +195,18 @@ func matchProjection(list []pgsql.Token, scope *nativeScope, keywords map[string
 	return proj, len(proj) > 0
 }
 
+// conds are the call's conditions: its WHERE's, then its HAVING's.
+func (c *nativeCall) conds() []nativeCond {
+	var out []nativeCond
+	if c.sel != nil {
+		out = append(out, c.sel.where...)
+	}
+	if c.group != nil && c.group.having != nil {
+		out = append(out, c.group.having.where...)
+	}
+	return out
+}
+
 // columns returns the call's result columns in the order sent.
 func (c *nativeCall) columns() []projected {
 	if c.proj != nil {
@@ -251,11 +263,10 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 	for _, a := range p.native.args {
 		maxParam = max(maxParam, a.param)
 	}
-	if p.native.sel != nil {
-		for _, c := range p.native.sel.where {
-			for _, a := range c.args() {
-				maxParam = max(maxParam, a.param)
-			}
+	conds := p.native.conds()
+	for _, c := range conds {
+		for _, a := range c.args() {
+			maxParam = max(maxParam, a.param)
 		}
 	}
 	p.paramOIDs = make([]uint32, maxParam)
@@ -264,12 +275,10 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 			p.paramOIDs[a.param-1] = paramOIDOf(p.native.fn.Args[i])
 		}
 	}
-	if p.native.sel != nil {
-		for _, c := range p.native.sel.where {
-			for _, a := range c.args() {
-				if a.param > 0 && p.paramOIDs[a.param-1] == 0 {
-					p.paramOIDs[a.param-1] = paramOIDOf(c.colType)
-				}
+	for _, c := range conds {
+		for _, a := range c.args() {
+			if a.param > 0 && p.paramOIDs[a.param-1] == 0 {
+				p.paramOIDs[a.param-1] = paramOIDOf(c.colType)
 			}
 		}
 	}
@@ -312,6 +321,18 @@ func (p *prepared) describeNative(clientOIDs []uint32) error {
 		p.native.enc = append(p.native.enc, nativeEnc{col: c.col, duck: p.native.fn.Columns[c.col].Type})
 	}
 	return nil
+}
+
+// compareParams is the portal's $n converted for a comparison with a
+// column of type t (nativeSelect.apply); nil for NULL.
+func (pt *portal) compareParams(n int, t duckdb.Type) (any, error) {
+	if n > len(pt.params) {
+		return nil, pgErrorf(codes.ProtocolViolation, "parameter $%d was not bound", n)
+	}
+	if v := pt.params[n-1].Value; v != nil {
+		return compareValue(v, t)
+	}
+	return nil, nil
 }
 
 // runNative executes a native call, honouring maxRows like a DuckDB portal.
@@ -381,15 +402,7 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			if rows == nil {
 				rows = boxedRows(pt.native)
 			}
-			picked, err := sel.apply(rows, func(n int, t duckdb.Type) (any, error) {
-				if n > len(pt.params) {
-					return nil, pgErrorf(codes.ProtocolViolation, "parameter $%d was not bound", n)
-				}
-				if v := pt.params[n-1].Value; v != nil {
-					return compareValue(v, t)
-				}
-				return nil, nil
-			})
+			picked, err := sel.apply(rows, pt.compareParams)
 			if err != nil {
 				return err
 			}
@@ -418,16 +431,19 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			if err := nativeRowsErr(rows); err != nil {
 				return err // a cell the groups read could not be decoded
 			}
-			if g.out != nil {
-				picked, err := g.out.apply(boxedRows(grouped), nil)
+			for _, sel := range []*nativeSelect{g.having, g.out} {
+				if sel == nil {
+					continue
+				}
+				picked, err := sel.apply(boxedRows(grouped), pt.compareParams)
 				if err != nil {
 					return err
 				}
-				sorted := make([][]any, picked.Len())
-				for i := range sorted {
-					sorted[i] = grouped[picked.(pickedRows).idx[i]]
+				kept := make([][]any, picked.Len())
+				for i := range kept {
+					kept[i] = grouped[picked.(pickedRows).idx[i]]
 				}
-				grouped = sorted
+				grouped = kept
 			}
 			pt.native, pt.nativeRows = grouped, nil
 		}

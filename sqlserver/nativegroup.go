@@ -14,6 +14,7 @@ import (
 // summarize (issue 16):
 //
 //	SELECT {col | agg} [[AS] name], … FROM … [WHERE …] GROUP BY {col | n}, …
+//	  [HAVING conditions on the select list's aggregates]
 //	  [ORDER BY {name | col | n | agg} [ASC|DESC] [NULLS FIRST|LAST], …] [LIMIT n] [OFFSET n]
 //
 // with agg one of nativeagg.go's aggregates, each col of the select list
@@ -23,14 +24,18 @@ import (
 // appears (DuckDB promises none without ORDER BY); each group answers one
 // row. ORDER BY sorts those rows as nativeSelect sorts a function's, by the
 // output's names, the grouped columns, ordinals, or an aggregate written as
-// in the select list; not by a sum (a HUGEINT). HAVING, DISTINCT, ROLLUP,
-// expressions and anything else go to DuckDB. TestNativeSelectAgreesWithDuckDB
+// in the select list; not by a sum (a HUGEINT). HAVING compares the
+// select list's aggregates, written as there, as a WHERE compares columns
+// (matchHaving). A HAVING on anything else, DISTINCT, ROLLUP, expressions
+// and the rest go to DuckDB. TestNativeSelectAgreesWithDuckDB
 // holds the two paths to the same answers.
 type nativeGroup struct {
 	keys  []int       // the FROM clause's columns grouped by
 	items []groupItem // the select list
 	aggs  []nativeAgg // its aggregates, in order
 	cols  []NativeColumn
+	// having: the HAVING clause over the grouped rows (nil: none)
+	having *nativeSelect
 	// out: ORDER BY, LIMIT and OFFSET over the grouped rows (nil: none)
 	out *nativeSelect
 }
@@ -177,7 +182,18 @@ func matchGrouped(toks []pgsql.Token, fns map[string]NativeFunction, views map[s
 			return nil // "must appear in the GROUP BY clause": DuckDB's error
 		}
 	}
-	rest := orderByAggregates(tail[k:], sels)
+	rest := tail[k:]
+	if len(rest) > 0 && rest[0].Is("HAVING") {
+		end := pgsql.FirstTopLevel(rest, func(_ int, t pgsql.Token) bool { return t.Is("ORDER") || t.Is("LIMIT") || t.Is("OFFSET") })
+		if end < 0 {
+			end = len(rest)
+		}
+		if grp.having, ok = matchHaving(rest[1:end], sels, grp.cols); !ok {
+			return nil
+		}
+		rest = rest[end:]
+	}
+	rest = orderByAggregates(rest, sels)
 	if grp.out, ok, err = matchNativeTail(rest, &outScope, proj); err != nil || !ok {
 		return nil
 	}
@@ -229,6 +245,57 @@ func orderByAggregates(toks []pgsql.Token, sels []groupSel) []pgsql.Token {
 		out = append(out, toks[i])
 	}
 	return out
+}
+
+// havingMark names an output column in the HAVING clause matchHaving
+// hands nativeSelect: a name no statement can hold, as the protocol ends a
+// query's text at its first NUL.
+const havingMark = "\x00output "
+
+// matchHaving matches a HAVING clause whose operands are aggregates of the
+// select list, written as there (count(*) > 1), under AND, OR, NOT and
+// parentheses, compared as a WHERE compares a column: the conditions over
+// the grouped rows' columns cols. A name (an alias, a grouped column) is
+// DuckDB's to bind; so is a sum, whose cells are boxed *big.Int.
+func matchHaving(toks []pgsql.Token, sels []groupSel, cols []NativeColumn) (*nativeSelect, bool) {
+	keyword := func(t pgsql.Token) bool {
+		return t.Is("AND") || t.Is("OR") || t.Is("NOT") || t.Is("IN") || t.Is("BETWEEN") || t.Is("IS") || t.Is("NULL") || t.Is("LIKE")
+	}
+	marked := []pgsql.Token{{Kind: pgsql.Ident, Text: "WHERE"}}
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.Kind == pgsql.Ident && !keyword(t) && i+1 < len(toks) && toks[i+1].Text == "(" {
+			end := pgsql.MatchingParen(toks, i+1)
+			if end < 0 {
+				return nil, false
+			}
+			call := append(append([]pgsql.Token(nil), toks[i:end+1]...), pgsql.Token{Kind: pgsql.Ident, Text: "FROM"})
+			it, _, ok := matchAggItem(call, 0, nil)
+			n := 0
+			if ok {
+				n = sameAggregate(sels, it)
+			}
+			if n == 0 || cols[n-1].Type == duckdb.TYPE_HUGEINT {
+				return nil, false
+			}
+			marked = append(marked, pgsql.Token{Kind: pgsql.QIdent, Text: `"` + havingMark + strconv.Itoa(n) + `"`})
+			i = end
+			continue
+		}
+		if t.Kind == pgsql.QIdent || t.Kind == pgsql.Ident && !keyword(t) {
+			return nil, false // a name: DuckDB's to bind
+		}
+		marked = append(marked, t)
+	}
+	scope := nativeScope{cols: make([]NativeColumn, len(cols)), quals: make([]string, len(cols))}
+	for n, c := range cols {
+		scope.cols[n] = NativeColumn{Name: havingMark + strconv.Itoa(n+1), Type: c.Type}
+	}
+	sel, ok, err := matchNativeTail(marked, &scope, nil)
+	if err != nil || !ok || sel == nil || len(sel.order) > 0 || sel.limit >= 0 || sel.offset >= 0 {
+		return nil, false
+	}
+	return sel, true
 }
 
 // sameAggregate is the ordinal of the select list's aggregate written as

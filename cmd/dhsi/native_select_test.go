@@ -217,6 +217,10 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT count(*) FROM urls WHERE domain = $1 GROUP BY status", d1, false},
 		{"SELECT s.dataset, count(*) n FROM domain_datasets($1) d JOIN datasets s USING (dataset_id) GROUP BY s.dataset ORDER BY n DESC, s.dataset", d1, true},
 		{"SELECT status, count(url) FROM urls WHERE domain = $1 AND dataset_id = 4 GROUP BY status ORDER BY status", d1, true},
+		// HAVING over the select list's aggregates
+		{"SELECT dataset, count(*) FROM domain_datasets($1) GROUP BY dataset HAVING count(*) > 0 ORDER BY dataset", d1, true},
+		{"SELECT dataset_id, count(*) FROM urls WHERE domain = $1 GROUP BY dataset_id HAVING count(*) >= $2 ORDER BY dataset_id", func(d string) []any { return []any{d, "2"} }, true},
+		{"SELECT mime, count(*), max(url) FROM urls WHERE domain = $1 GROUP BY mime HAVING NOT (count(*) < 2 OR max(url) LIKE '%.html') ORDER BY mime NULLS FIRST", d1, true},
 	}
 	// joins the native path leaves to DuckDB, compared all the same
 	duckOnly = append(duckOnly,
@@ -226,7 +230,9 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		shape{"SELECT * FROM domain_datasets($1) d JOIN datasets d USING (dataset_id)", d1, false},
 		// GROUP BY shapes DuckDB answers: HAVING, a column not grouped by,
 		// an aggregate's ordinal, a sort by a sum, DISTINCT, an expression
-		shape{"SELECT dataset, count(*) FROM domain_datasets($1) GROUP BY dataset HAVING count(*) > 0 ORDER BY dataset", d1, true},
+		shape{"SELECT dataset FROM domain_datasets($1) GROUP BY dataset HAVING count(*) > 0 ORDER BY dataset", d1, true},
+		shape{"SELECT dataset, count(*) AS n FROM domain_datasets($1) GROUP BY dataset HAVING n > 0 ORDER BY dataset", d1, true},
+		shape{"SELECT dataset, sum(url_count) FROM domain_datasets($1) GROUP BY dataset HAVING sum(url_count) > 1 ORDER BY dataset", d1, true},
 		shape{"SELECT dataset, url_count FROM domain_datasets($1) GROUP BY dataset", d1, false},
 		shape{"SELECT dataset, count(*) FROM domain_datasets($1) GROUP BY 2", d1, false},
 		shape{"SELECT dataset_id, sum(url_count) s FROM domain_datasets($1) GROUP BY dataset_id ORDER BY s DESC, dataset_id", d1, true},
