@@ -230,21 +230,38 @@ func matchGrouped(toks []pgsql.Token, fns map[string]NativeFunction, views map[s
 func orderByAggregates(toks []pgsql.Token, sels []groupSel) []pgsql.Token {
 	out := make([]pgsql.Token, 0, len(toks))
 	for i := 0; i < len(toks); i++ {
-		if toks[i].Kind == pgsql.Ident && i+1 < len(toks) && toks[i+1].Text == "(" {
-			if end := pgsql.MatchingParen(toks, i+1); end > 0 {
-				call := append(append([]pgsql.Token(nil), toks[i:end+1]...), pgsql.Token{Kind: pgsql.Ident, Text: "FROM"})
-				if it, _, ok := matchAggItem(call, 0, nil); ok {
-					if n := sameAggregate(sels, it); n > 0 {
-						out = append(out, pgsql.Token{Kind: pgsql.Number, Text: strconv.Itoa(n)})
-						i = end
-						continue
-					}
-				}
-			}
+		if n, end := selectListAggregate(toks, i, sels); n > 0 {
+			out = append(out, pgsql.Token{Kind: pgsql.Number, Text: strconv.Itoa(n)})
+			i = end
+			continue
 		}
 		out = append(out, toks[i])
 	}
 	return out
+}
+
+// selectListAggregate: the aggregate call at toks[i] is written as the
+// select list's n-th item (but for case), and end is its ")"; n is 0 for
+// anything else.
+func selectListAggregate(toks []pgsql.Token, i int, sels []groupSel) (n, end int) {
+	if toks[i].Kind != pgsql.Ident || i+1 >= len(toks) || toks[i+1].Text != "(" {
+		return 0, i
+	}
+	if end = pgsql.MatchingParen(toks, i+1); end < 0 {
+		return 0, i
+	}
+	call := append(append([]pgsql.Token(nil), toks[i:end+1]...), pgsql.Token{Kind: pgsql.Ident, Text: "FROM"})
+	it, _, ok := matchAggItem(call, 0, nil)
+	if !ok {
+		return 0, i
+	}
+	for n, s := range sels {
+		a := s.agg
+		if s.ref == nil && a.fn == it.fn && a.star == it.star && strings.EqualFold(a.qual.Text, it.qual.Text) && strings.EqualFold(a.col.Text, it.col.Text) {
+			return n + 1, end
+		}
+	}
+	return 0, i
 }
 
 // havingMark names an output column in the HAVING clause matchHaving
@@ -264,18 +281,8 @@ func matchHaving(toks []pgsql.Token, sels []groupSel, cols []NativeColumn) (*nat
 	marked := []pgsql.Token{{Kind: pgsql.Ident, Text: "WHERE"}}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		if t.Kind == pgsql.Ident && !keyword(t) && i+1 < len(toks) && toks[i+1].Text == "(" {
-			end := pgsql.MatchingParen(toks, i+1)
-			if end < 0 {
-				return nil, false
-			}
-			call := append(append([]pgsql.Token(nil), toks[i:end+1]...), pgsql.Token{Kind: pgsql.Ident, Text: "FROM"})
-			it, _, ok := matchAggItem(call, 0, nil)
-			n := 0
-			if ok {
-				n = sameAggregate(sels, it)
-			}
-			if n == 0 || cols[n-1].Type == duckdb.TYPE_HUGEINT {
+		if n, end := selectListAggregate(toks, i, sels); n > 0 {
+			if cols[n-1].Type == duckdb.TYPE_HUGEINT {
 				return nil, false
 			}
 			marked = append(marked, pgsql.Token{Kind: pgsql.QIdent, Text: `"` + havingMark + strconv.Itoa(n) + `"`})
@@ -283,7 +290,7 @@ func matchHaving(toks []pgsql.Token, sels []groupSel, cols []NativeColumn) (*nat
 			continue
 		}
 		if t.Kind == pgsql.QIdent || t.Kind == pgsql.Ident && !keyword(t) {
-			return nil, false // a name: DuckDB's to bind
+			return nil, false // a name, or a call of anything else: DuckDB's to bind
 		}
 		marked = append(marked, t)
 	}
@@ -296,18 +303,6 @@ func matchHaving(toks []pgsql.Token, sels []groupSel, cols []NativeColumn) (*nat
 		return nil, false
 	}
 	return sel, true
-}
-
-// sameAggregate is the ordinal of the select list's aggregate written as
-// it is, but for case; 0 for none.
-func sameAggregate(sels []groupSel, it aggItem) int {
-	for n, s := range sels {
-		a := s.agg
-		if s.ref == nil && a.fn == it.fn && a.star == it.star && strings.EqualFold(a.qual.Text, it.qual.Text) && strings.EqualFold(a.col.Text, it.col.Text) {
-			return n + 1
-		}
-	}
-	return 0
 }
 
 // groupRows groups rows by g.keys and answers a row per group, in the
