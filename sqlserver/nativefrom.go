@@ -178,17 +178,8 @@ func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[stri
 			if i+1 >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent {
 				return nil, nil
 			}
-			name, lc, rc := toks[i].IdentName(), -1, -1
-			for c, nc := range l.fn.Columns {
-				if nc.Name == name {
-					lc = c
-				}
-			}
-			for c, nc := range r.fn.Columns {
-				if nc.Name == name {
-					rc = c
-				}
-			}
+			named := func(c NativeColumn) bool { return c.Name == toks[i].IdentName() }
+			lc, rc := slices.IndexFunc(l.fn.Columns, named), slices.IndexFunc(r.fn.Columns, named)
 			if lc < 0 || rc < 0 || !hideRight(lc, rc) {
 				return nil, nil
 			}
@@ -435,18 +426,11 @@ func (j *joinedRows) Cell(row, col int) NativeValue {
 	return j.r.Cell(j.ri[row], col-j.nl)
 }
 
-// Cells is RowCells: a row's cells in one call, each side's by its own.
+// Cells is RowCells: a row's cells in one call, through one interface
+// call instead of one per cell.
 func (j *joinedRows) Cells(row int, cols []int, dst []NativeValue) {
-	li, ri := j.li[row], j.ri[row]
 	for k, c := range cols {
-		switch {
-		case c < j.nl:
-			dst[k] = j.l.Cell(li, c)
-		case ri < 0:
-			dst[k] = NativeNull()
-		default:
-			dst[k] = j.r.Cell(ri, c-j.nl)
-		}
+		dst[k] = j.Cell(row, c)
 	}
 }
 
