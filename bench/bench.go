@@ -52,7 +52,7 @@ type Options struct {
 	Client Client
 	Rounds int
 	// Cells, when not empty, are the keys of the wirebench cells to
-	// measure (dd, fp, pp, ff, dc, uc, sum, one; WirebenchCells); the others are skipped.
+	// measure (WirebenchCells lists them); the others are skipped.
 	Cells []string
 	// UnixSockets: wirebench reaches both servers over unix-domain sockets
 	// (each server's .s.PGSQL.<port>) instead of TCP on 127.0.0.1.

@@ -137,6 +137,9 @@ func runIngest(ctx context.Context, bin, storeDir, dataset, workDir string, extr
 
 var portRE = regexp.MustCompile(`psql -h 127\.0\.0\.1 -p (\d+)`)
 
+// urlPortRE finds the port of a connection URL (host:port/).
+var urlPortRE = regexp.MustCompile(`:(\d+)/`)
+
 // startServe starts `dhsi serve` as a child and returns it with its
 // connection string (TCP; serveSocketURL makes the unix-socket one).
 func startServe(ctx context.Context, bin, logPath string, env []string, args ...string) (*proc, string, error) {
@@ -180,7 +183,7 @@ func startServe(ctx context.Context, bin, logPath string, env []string, args ...
 // given --unix-socket-dir dir into the one of its unix-domain socket
 // (dir/.s.PGSQL.<port>, the port of its TCP listener).
 func serveSocketURL(tcpURL, dir string) (string, error) {
-	m := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(tcpURL)
+	m := urlPortRE.FindStringSubmatch(tcpURL)
 	if m == nil {
 		return "", fmt.Errorf("no port in %q", tcpURL)
 	}
