@@ -279,7 +279,12 @@ func runStress(t *testing.T, cfg stressConfig, storeArgs []string, env []string,
 		}
 	}
 	mu.Unlock()
-	time.Sleep(2500 * time.Millisecond) // locks of killed workers go stale (TTL 2s)
+	// Locks and clock objects of killed workers go stale after the TTL (2s)
+	// by the store's clock, which S3 gives in whole seconds: a clock object
+	// put at 10.1 s lists as 10 s, and the reaper's clock read 2.5 s later
+	// is 12 s, not yet past 10 + 2 (CI failed on that once, in stop 38).
+	// TTL + 1 s of truncation + margin.
+	time.Sleep(3500 * time.Millisecond)
 
 	// 2 s, as the killed workers': a compactor reaps the clock objects a
 	// killed worker left once they are older than its own TTL, and 10 s
@@ -295,6 +300,7 @@ func runStress(t *testing.T, cfg stressConfig, storeArgs []string, env []string,
 	seen := map[string]string{}
 	dups := 0
 	var inbox, locks, shards, leftovers int
+	var strays []string // keys that break the invariants, for the failure message
 	width := 2
 	if cfg.reshardTo != 0 {
 		width = cfg.reshardTo
@@ -303,8 +309,10 @@ func runStress(t *testing.T, cfg stressConfig, storeArgs []string, env []string,
 		switch {
 		case strings.HasSuffix(a.Key, ".lock"):
 			locks++
+			strays = append(strays, fmt.Sprintf("%s (modified %s)", a.Key, a.LastModified.Format(time.RFC3339Nano)))
 		case strings.HasPrefix(a.Key, compiler.ShardPrefix+".clock-"):
 			leftovers++
+			strays = append(strays, fmt.Sprintf("%s (modified %s)", a.Key, a.LastModified.Format(time.RFC3339Nano)))
 		case strings.HasPrefix(a.Key, compiler.ShardPrefix) && strings.HasSuffix(a.Key, ".usv"):
 			shards++
 			if id, _ := compiler.ShardOfKey(a.Key); len(id) != width {
@@ -351,7 +359,7 @@ func runStress(t *testing.T, cfg stressConfig, storeArgs []string, env []string,
 	t.Logf("%d domains × %d rounds by %d writers (%d raw S3), %d compactors, %d SIGKILLs of compactors, %d of dhsi reshard --width %d: writes took %v; after compact --all: %d shards, %d domains, %d lost, %d not latest, %d duplicated, %d inbox and batch objects, %d locks, %d clock objects; %s",
 		cfg.domains, cfg.rounds, cfg.writers, cfg.rawWriters, cfg.compactors, kills, reshardKills, cfg.reshardTo, writeTime.Round(time.Millisecond), shards, len(seen), cfg.domains-len(seen), wrong, dups, inbox, locks, leftovers, readers.summary())
 	if len(seen) != cfg.domains || wrong != 0 || inbox != 0 || locks != 0 || leftovers != 0 || dups != 0 || readers.bad() {
-		t.Fatalf("invariants broken:\n%s", out)
+		t.Fatalf("invariants broken; left: %v; final compact --all printed:\n%s", strays, out)
 	}
 }
 
