@@ -2,12 +2,17 @@ package sqlserver_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+
+	"github.com/dhsi/dhsi/sqlserver"
 )
 
 // longQuery keeps DuckDB busy for far longer than any test waits.
@@ -101,5 +106,76 @@ func TestStatementTimeout(t *testing.T) {
 				t.Errorf("after RESET: %d, %v", n, err)
 			}
 		})
+	}
+}
+
+// slowRows are many rows whose cells cost a few hundred nanoseconds each,
+// as a web-scale domain's URLs decoded from the lake do.
+type slowRows struct{ n int }
+
+func (r slowRows) Len() int { return r.n }
+func (r slowRows) Cell(row, col int) sqlserver.NativeValue {
+	h := uint64(row)
+	for range 200 {
+		h = h*6364136223846793005 + 1442695040888963407
+	}
+	if col == 0 {
+		return sqlserver.NativeInt(int64(h >> 1))
+	}
+	return sqlserver.NativeInt(int64(row % 97))
+}
+
+// TestNativeStatementsHonourTimeoutAndCancel: the rows a native statement
+// filters, sorts, groups and joins are looked at without DuckDB, and once
+// ran to their end past statement_timeout (the ceiling a role's readers
+// may not lift) and past a cancel. Each shape below takes seconds over
+// these rows; it must end in 57014. (DuckDB has no function named slow or
+// few, so an answer from it would be another error.)
+func TestNativeStatementsHonourTimeoutAndCancel(t *testing.T) {
+	slow := sqlserver.NativeFunction{
+		Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
+		Columns: []sqlserver.NativeColumn{{Name: "h", Type: duckdb.TYPE_BIGINT}, {Name: "g", Type: duckdb.TYPE_BIGINT}},
+		Rows: func(context.Context, []any) (sqlserver.NativeRows, error) {
+			return slowRows{n: 20_000_000}, nil
+		},
+		Run: func(context.Context, []any) ([][]any, error) { return nil, errors.New("not used by the native path") },
+	}
+	few := sqlserver.NativeFunction{
+		Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
+		Columns: []sqlserver.NativeColumn{{Name: "g", Type: duckdb.TYPE_BIGINT}},
+		Run: func(context.Context, []any) ([][]any, error) {
+			return [][]any{{int64(1)}, {int64(2)}}, nil
+		},
+	}
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.NativeFunctions = map[string]sqlserver.NativeFunction{"slow": slow, "few": few}
+	})
+	shapes := []string{
+		"SELECT h FROM slow('x') WHERE h < 0",                              // a filter that keeps nothing
+		"SELECT h FROM slow('x') WHERE h < 0 OR g = 1000",                  // the same under OR
+		"SELECT h FROM slow('x') ORDER BY h DESC LIMIT 1",                  // a sort
+		"SELECT h FROM slow('x') ORDER BY g, h LIMIT 1",                    // a sort of two keys
+		"SELECT count(*), max(h) FROM slow('x')",                           // an aggregate
+		"SELECT g, count(*) FROM slow('x') GROUP BY g",                     // groups
+		"SELECT s.h FROM slow('x') s JOIN few('y') f ON s.g = f.g LIMIT 1", // a join
+	}
+	conn := s.connect(t, withCancelRequest)
+	mustExec(t, conn, "SET statement_timeout = '100ms'")
+	for _, q := range shapes {
+		_, err := conn.Exec(ctxT(t), q)
+		if pe := wantCode(t, err, "57014"); pe != nil && pe.Message != "canceling statement due to statement timeout" {
+			t.Errorf("%s: message %q", q, pe.Message)
+		}
+	}
+	mustExec(t, conn, "RESET statement_timeout")
+	for _, q := range shapes[:3] {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, err := conn.Exec(ctx, q)
+		cancel()
+		wantCode(t, err, "57014")
+	}
+	var n int64
+	if err := conn.QueryRow(ctxT(t), "SELECT count(*) FROM few('y')").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the connection after the cancels: %d, %v", n, err)
 	}
 }

@@ -362,14 +362,19 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			}
 			args[i] = cv
 		}
+		// the statement's context (a cancel, statement_timeout, the role's
+		// slot) covers the rows' filtering, sorting and grouping and this
+		// Execute's sending, not only the function's call (nativestop.go)
 		qctx, done, err := s.statementContext(ctx)
 		if err != nil {
 			return err
 		}
+		defer done()
+		ctx = qctx
+		stop := newStopCheck(qctx)
 		switch {
 		case args == nil && len(p.native.args) > 0:
-			done() // a NULL argument of a NullMeansNoRows function: no row
-			pt.native = [][]any{}
+			pt.native = [][]any{} // a NULL argument of a NullMeansNoRows function: no row
 		case p.native.fn.RowsUsing != nil || p.native.fn.Rows != nil:
 			var rows NativeRows
 			var err error
@@ -378,7 +383,6 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			} else {
 				rows, err = p.native.fn.Rows(qctx, args)
 			}
-			done()
 			if err != nil {
 				return err
 			}
@@ -388,7 +392,6 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			pt.nativeRows = rows
 		default:
 			rows, err := p.native.fn.Run(qctx, args)
-			done()
 			if err != nil {
 				return err
 			}
@@ -402,7 +405,7 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			if rows == nil {
 				rows = boxedRows(pt.native)
 			}
-			picked, err := sel.apply(rows, pt.compareParams)
+			picked, err := sel.apply(stop, rows, pt.compareParams)
 			if err != nil {
 				return err
 			}
@@ -416,7 +419,10 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			if rows == nil {
 				rows = boxedRows(pt.native)
 			}
-			row := aggregateRow(p.native.aggs, p.native.fn.Columns, rows)
+			row, err := aggregateRow(stop, p.native.aggs, p.native.fn.Columns, rows)
+			if err != nil {
+				return err
+			}
 			if err := nativeRowsErr(rows); err != nil {
 				return err // a cell the aggregates read could not be decoded
 			}
@@ -427,7 +433,10 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			if rows == nil {
 				rows = boxedRows(pt.native)
 			}
-			grouped := g.groupRows(p.native.fn.Columns, rows)
+			grouped, err := g.groupRows(stop, p.native.fn.Columns, rows)
+			if err != nil {
+				return err
+			}
 			if err := nativeRowsErr(rows); err != nil {
 				return err // a cell the groups read could not be decoded
 			}
@@ -435,7 +444,7 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 				if sel == nil {
 					continue
 				}
-				picked, err := sel.apply(boxedRows(grouped), pt.compareParams)
+				picked, err := sel.apply(stop, boxedRows(grouped), pt.compareParams)
 				if err != nil {
 					return err
 				}
@@ -450,6 +459,7 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 	}
 	pt.resumed = 0
 	loc := s.settings.location()
+	sending := newStopCheck(ctx)
 	if rows := pt.nativeRows; rows != nil {
 		reader := newRowReader(rows, p.native.enc)
 		// as PostgreSQL (and the DuckDB path) does, an Execute that has
@@ -462,6 +472,9 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			}
 			if pt.nativeNext >= n {
 				break
+			}
+			if sending.stop() {
+				return sending.err
 			}
 			out, err := appendNativeCells(s.out, p.cols, p.native.enc, pt.formats, reader.row(pt.nativeNext), loc)
 			s.out = out
@@ -490,6 +503,9 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 		}
 		if pt.nativeNext >= len(pt.native) {
 			break
+		}
+		if sending.stop() {
+			return sending.err
 		}
 		row := pt.native[pt.nativeNext]
 		pt.nativeNext++

@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -319,7 +320,7 @@ func TestJoinRowsAsNestedLoops(t *testing.T) {
 				want = append(want, fmt.Sprint(i, -1))
 			}
 		}
-		rows, err := joinRows(l, r, 2, keys, left)
+		rows, err := joinRows(newStopCheck(context.Background()), l, r, 2, keys, left)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -169,9 +169,12 @@ func plainName(name string, keywords map[string]bool) bool {
 
 // aggregateRow computes aggs over rows: the one row of the answer, in the
 // Go types duckdb-go gives for the result's types.
-func aggregateRow(aggs []nativeAgg, fnCols []NativeColumn, rows NativeRows) []any {
+func aggregateRow(stop *stopCheck, aggs []nativeAgg, fnCols []NativeColumn, rows NativeRows) ([]any, error) {
 	states := make([]aggState, len(aggs))
 	for r := range rows.Len() {
+		if stop.stop() {
+			return nil, stop.err
+		}
 		for k := range aggs {
 			aggs[k].add(&states[k], rows, r)
 		}
@@ -180,7 +183,7 @@ func aggregateRow(aggs []nativeAgg, fnCols []NativeColumn, rows NativeRows) []an
 	for k := range aggs {
 		out[k] = aggs[k].result(&states[k], fnCols)
 	}
-	return out
+	return out, nil
 }
 
 // aggState is an aggregate's value so far.

@@ -381,7 +381,7 @@ func joinFunctions(l, r NativeFunction, keys [][2]int, left bool) (NativeFunctio
 		if err != nil {
 			return nil, err
 		}
-		return joinRows(lrows, rrows, nl, keys, left)
+		return joinRows(newStopCheck(ctx), lrows, rrows, nl, keys, left)
 	}
 	return j, true
 }
@@ -445,7 +445,7 @@ func (j *joinedRows) Err() error {
 // by the first key once, each l row's matches found by binary search, the
 // other keys compared per pair. (A map of r's 64 registry rows, built for
 // every statement, was a third of the join's CPU at 1 client.)
-func joinRows(l, r NativeRows, nl int, keys [][2]int, left bool) (NativeRows, error) {
+func joinRows(stop *stopCheck, l, r NativeRows, nl int, keys [][2]int, left bool) (NativeRows, error) {
 	j := &joinedRows{l: l, r: r, nl: nl}
 	// r's rows by the first key; when every one is an integer in int64's
 	// range (a dataset_id), compared as int64s
@@ -468,6 +468,9 @@ func joinRows(l, r NativeRows, nl int, keys [][2]int, left bool) (NativeRows, er
 	}
 	slices.SortStableFunc(byKey, cmpKeyed)
 	for row := range l.Len() {
+		if stop.stop() {
+			return nil, stop.err
+		}
 		matched := false
 		if v := l.Cell(row, keys[0][0]); v.kind != nvNull {
 			probe, at := keyed{key: v, n: int64(v.n)}, len(byKey)

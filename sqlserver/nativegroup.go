@@ -309,12 +309,15 @@ func matchHaving(toks []pgsql.Token, sels []groupSel, cols []NativeColumn) (*nat
 // order groups first appear: the Go types duckdb-go gives for g.cols. Each
 // group keeps its aggregates' state, not its rows: memory grows with the
 // groups.
-func (g *nativeGroup) groupRows(fnCols []NativeColumn, rows NativeRows) [][]any {
+func (g *nativeGroup) groupRows(stop *stopCheck, fnCols []NativeColumn, rows NativeRows) ([][]any, error) {
 	index := map[string]int{}
 	var first []int // each group's first row
 	var states []aggState
 	var key []byte
 	for r := range rows.Len() {
+		if stop.stop() {
+			return nil, stop.err
+		}
 		key = key[:0]
 		for _, c := range g.keys {
 			key = appendGroupKey(key, rows.Cell(r, c))
@@ -344,7 +347,7 @@ func (g *nativeGroup) groupRows(fnCols []NativeColumn, rows NativeRows) [][]any 
 		}
 		out[n] = row
 	}
-	return out
+	return out, nil
 }
 
 // appendGroupKey appends an encoding of v that equals another's exactly

@@ -355,7 +355,7 @@ type SortedRows interface {
 
 // apply filters, orders and cuts rows; params are the portal's converted
 // values for the $n the conditions use.
-func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type) (any, error)) (NativeRows, error) {
+func (sel *nativeSelect) apply(stop *stopCheck, rows NativeRows, params func(n int, t duckdb.Type) (any, error)) (NativeRows, error) {
 	// vals[k]: where[k]'s value, converted (a *likePattern, an inList);
 	// nil for a NULL, which makes the condition NULL
 	vals := make([]any, len(sel.where))
@@ -424,6 +424,9 @@ func (sel *nativeSelect) apply(rows NativeRows, params func(n int, t duckdb.Type
 	leaf := func(k int) truth { return sel.where[k].test(rows.Cell(row, sel.where[k].col), vals[k]) }
 rows:
 	for r := lo; r < hi && len(idx) != stopAt; r++ {
+		if stop.stop() {
+			return nil, stop.err
+		}
 		if sel.tree != nil {
 			if row = r; sel.tree.eval(leaf) != truthTrue {
 				continue
@@ -438,7 +441,9 @@ rows:
 		idx = append(idx, r)
 	}
 	if !inOrder {
-		idx = sel.sortRows(rows, idx)
+		if idx = sel.sortRows(stop, rows, idx); stop.err != nil {
+			return nil, stop.err
+		}
 	}
 	if sel.offset > 0 {
 		idx = idx[min(int64(len(idx)), sel.offset):]
@@ -585,14 +590,17 @@ type intKeyedRow struct {
 // domain_datasets' 64 rows by url_count called Cell twice per comparison
 // through sort.SliceStable's reflective swaps, a third of the server's
 // CPU for the person-written shape at 1 client.
-func (sel *nativeSelect) sortRows(rows NativeRows, idx []int) []int {
-	if sel.sortByOneInt(rows, idx) {
+func (sel *nativeSelect) sortRows(stop *stopCheck, rows NativeRows, idx []int) []int {
+	if sel.sortByOneInt(stop, rows, idx) {
 		return idx
 	}
 	nk := len(sel.order)
 	keys := make([]NativeValue, len(idx)*nk)
 	ks := make([]keyedRow, len(idx))
 	for i, r := range idx {
+		if stop.stop() {
+			return idx
+		}
 		k := keys[i*nk : (i+1)*nk : (i+1)*nk]
 		for j, o := range sel.order {
 			k[j] = rows.Cell(r, o.col)
@@ -600,6 +608,9 @@ func (sel *nativeSelect) sortRows(rows NativeRows, idx []int) []int {
 		ks[i] = keyedRow{row: r, keys: k}
 	}
 	slices.SortFunc(ks, func(a, b keyedRow) int {
+		if stop.stop() {
+			return 0
+		}
 		for j, o := range sel.order {
 			if c := o.compare(&a.keys[j], &b.keys[j]); c != 0 {
 				return c
@@ -635,13 +646,16 @@ func (o nativeOrder) compare(x, y *NativeValue) int {
 // sortByOneInt sorts idx as sortRows does when the order is one column
 // whose cells are all signed integers (url_count, dataset_id), and reports
 // whether it did.
-func (sel *nativeSelect) sortByOneInt(rows NativeRows, idx []int) bool {
+func (sel *nativeSelect) sortByOneInt(stop *stopCheck, rows NativeRows, idx []int) bool {
 	if len(sel.order) != 1 {
 		return false
 	}
 	col, desc := sel.order[0].col, sel.order[0].desc
 	ks := make([]intKeyedRow, len(idx))
 	for i, r := range idx {
+		if stop.stop() {
+			return true // idx as it was: the caller returns stop.err
+		}
 		v := rows.Cell(r, col)
 		if v.kind != nvInt {
 			return false
@@ -649,6 +663,9 @@ func (sel *nativeSelect) sortByOneInt(rows NativeRows, idx []int) bool {
 		ks[i] = intKeyedRow{key: int64(v.n), row: r}
 	}
 	slices.SortFunc(ks, func(a, b intKeyedRow) int {
+		if stop.stop() {
+			return 0
+		}
 		if a.key != b.key {
 			if (a.key < b.key) != desc {
 				return -1

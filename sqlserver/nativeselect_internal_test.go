@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -126,11 +127,11 @@ func TestSortedRowsAnswerAsAScan(t *testing.T) {
 		}
 		params := []any{word(), []string{"a%", "%b", "a_%", "ab", "%", "/%", "c%/"}[rnd.IntN(7)]}
 		param := func(n int, t duckdb.Type) (any, error) { return compareValue(params[n-1], t) }
-		got, err := sel.apply(rows, param)
+		got, err := sel.apply(newStopCheck(context.Background()), rows, param)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := sel.apply(unsortedRows{rows}, param)
+		want, err := sel.apply(newStopCheck(context.Background()), unsortedRows{rows}, param)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +183,7 @@ func TestSortRowsOrdersAsAStableSortWould(t *testing.T) {
 			}
 			return 0
 		})
-		if got := sel.sortRows(rows, idx); !slices.Equal(got, want) {
+		if got := sel.sortRows(newStopCheck(context.Background()), rows, idx); !slices.Equal(got, want) {
 			t.Fatalf("trial %d, order %+v over %v: %v, want %v", trial, order, rows, got, want)
 		}
 	}
