@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"cmp"
+	"container/heap"
 	"slices"
 	"sort"
 	"strconv"
@@ -441,7 +442,12 @@ rows:
 		idx = append(idx, r)
 	}
 	if !inOrder {
-		if idx = sel.sortRows(stop, rows, idx); stop.err != nil {
+		if k := sel.limit + max(sel.offset, 0); sel.limit >= 0 && k <= int64(len(idx)/2) {
+			idx = sel.topRows(stop, rows, idx, int(k))
+		} else {
+			idx = sel.sortRows(stop, rows, idx)
+		}
+		if stop.err != nil {
 			return nil, stop.err
 		}
 	}
@@ -611,17 +617,76 @@ func (sel *nativeSelect) sortRows(stop *stopCheck, rows NativeRows, idx []int) [
 		if stop.stop() {
 			return 0
 		}
-		for j, o := range sel.order {
-			if c := o.compare(&a.keys[j], &b.keys[j]); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a.row, b.row)
+		return sel.compareKeyed(&a, &b)
 	})
 	for i, k := range ks {
 		idx[i] = k.row
 	}
 	return idx
+}
+
+// compareKeyed is the order of sortRows and topRows: by the ORDER BY keys,
+// then by row number, so no two rows tie.
+func (sel *nativeSelect) compareKeyed(a, b *keyedRow) int {
+	for j, o := range sel.order {
+		if c := o.compare(&a.keys[j], &b.keys[j]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a.row, b.row)
+}
+
+// topRows is sortRows for ORDER BY … LIMIT: the first k rows of idx in
+// that order, found with a heap of k rows, so it holds k rows' keys rather
+// than every row's. A sort of a web-scale domain's URLs by url DESC
+// LIMIT 10 keeps ten decoded URLs alive, not millions (strings that the
+// urls view's row budget would otherwise have let go), in n log k.
+func (sel *nativeSelect) topRows(stop *stopCheck, rows NativeRows, idx []int, k int) []int {
+	if k == 0 {
+		return idx[:0]
+	}
+	nk := len(sel.order)
+	h := topHeap{sel: sel, rows: make([]keyedRow, 0, k)} // h.rows[0]: the last kept in the order
+	cand := keyedRow{keys: make([]NativeValue, nk)}
+	for _, r := range idx {
+		if stop.stop() {
+			return idx[:0]
+		}
+		cand.row = r
+		for j, o := range sel.order {
+			cand.keys[j] = rows.Cell(r, o.col)
+		}
+		switch {
+		case len(h.rows) < k:
+			heap.Push(&h, keyedRow{row: r, keys: slices.Clone(cand.keys)})
+		case sel.compareKeyed(&cand, &h.rows[0]) < 0:
+			h.rows[0].row = r
+			copy(h.rows[0].keys, cand.keys)
+			heap.Fix(&h, 0)
+		}
+	}
+	slices.SortFunc(h.rows, func(a, b keyedRow) int { return sel.compareKeyed(&a, &b) })
+	out := idx[:len(h.rows)] // idx is read no more
+	for i, kr := range h.rows {
+		out[i] = kr.row
+	}
+	return out
+}
+
+// topHeap is a max-heap in sel's order (container/heap).
+type topHeap struct {
+	sel  *nativeSelect
+	rows []keyedRow
+}
+
+func (h *topHeap) Len() int           { return len(h.rows) }
+func (h *topHeap) Less(i, j int) bool { return h.sel.compareKeyed(&h.rows[i], &h.rows[j]) > 0 }
+func (h *topHeap) Swap(i, j int)      { h.rows[i], h.rows[j] = h.rows[j], h.rows[i] }
+func (h *topHeap) Push(x any)         { h.rows = append(h.rows, x.(keyedRow)) }
+func (h *topHeap) Pop() any {
+	last := h.rows[len(h.rows)-1]
+	h.rows = h.rows[:len(h.rows)-1]
+	return last
 }
 
 // compare orders two cells of the column by o: its direction, and NULLs

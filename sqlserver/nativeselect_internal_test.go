@@ -189,6 +189,40 @@ func TestSortRowsOrdersAsAStableSortWould(t *testing.T) {
 	}
 }
 
+// TestTopRowsAreTheSortsFirstRows: topRows (ORDER BY … LIMIT k with a
+// heap of k) answers sortRows' first k rows, ties and NULLs included.
+func TestTopRowsAreTheSortsFirstRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 31))
+	for trial := range 500 {
+		n := rng.IntN(90)
+		var rows boxedRows
+		for range n {
+			var maybeNull any = int32(rng.IntN(5))
+			if rng.IntN(4) == 0 {
+				maybeNull = nil
+			}
+			rows = append(rows, []any{int64(rng.IntN(6)), maybeNull, fmt.Sprint(rng.IntN(40))})
+		}
+		var order []nativeOrder
+		for range 1 + rng.IntN(3) {
+			order = append(order, nativeOrder{col: rng.IntN(3), desc: rng.IntN(2) == 0, nullsFirst: rng.IntN(2) == 0})
+		}
+		sel := &nativeSelect{order: order}
+		idx := make([]int, 0, n)
+		for i := range n {
+			if rng.IntN(5) != 0 { // the rows a WHERE kept
+				idx = append(idx, i)
+			}
+		}
+		k := rng.IntN(len(idx) + 2)
+		want := sel.sortRows(newStopCheck(context.Background()), rows, slices.Clone(idx))
+		want = want[:min(k, len(want))]
+		if got := sel.topRows(newStopCheck(context.Background()), rows, slices.Clone(idx), k); !slices.Equal(got, want) {
+			t.Fatalf("trial %d, order %+v, k %d over %v: %v, want %v", trial, order, k, rows, got, want)
+		}
+	}
+}
+
 // TestBoolNodeThreeValuedLogic: NOT, AND and OR of every pair of truths
 // follow SQL's tables (false < NULL < true: AND the least, OR the
 // greatest, NOT NULL is NULL).
