@@ -1107,6 +1107,7 @@ func (s *session) statementContext(ctx context.Context) (context.Context, contex
 	if cap := s.limits().StatementTimeout; cap > 0 && (timeout == 0 || timeout > cap) {
 		timeout = cap // the role's ceiling (limits.go)
 	}
+	ctx = withStatementMemo(ctx) // stmtmemo.go
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	} else {

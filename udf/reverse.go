@@ -87,7 +87,7 @@ func (f URLIndexFuncs) resolveReverse(ctx context.Context, args []any) (*reverse
 	default:
 		return nil, nil
 	}
-	c := &reverseCall{snap: f.Snapshot()}
+	c := &reverseCall{snap: f.snapshot(ctx)}
 	visible := f.visibility(ctx)
 	for _, a := range ids {
 		id, ok := a.(int32)

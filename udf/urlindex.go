@@ -28,7 +28,10 @@ import (
 //	dhsi_datasets()                                  → the dataset registry (view "datasets")
 //
 // Each call pins the current snapshot once (M4), so a manifest flip during a
-// query never mixes versions.
+// query never mixes versions; the calls of one native statement pin one
+// snapshot (snapshot, sqlserver.OncePerStatement), so neither do the two
+// sides of a native join. (Under DuckDB each function pins its own when it
+// runs: lazyRows and the scans run outside the statement's context.)
 type URLIndexFuncs struct {
 	Snapshot func() *catalog.Snapshot
 	// Grants returns the dataset grants in force (nil: no grants, every
@@ -196,7 +199,7 @@ func (f URLIndexFuncs) DatasetsRows(ctx context.Context, args []any) ([][]any, e
 // datasets is dhsi_datasets(), typed: the registry of the current index
 // version, the datasets the caller may see (A3).
 func (f URLIndexFuncs) datasets(ctx context.Context, _ []any) (sqlserver.NativeRows, error) {
-	all := f.Snapshot().Datasets.Datasets
+	all := f.snapshot(ctx).Datasets.Datasets
 	visible := f.visibility(ctx)
 	if visible.All() {
 		return registryRows(all), nil // a snapshot is never changed
@@ -385,7 +388,7 @@ func (f URLIndexFuncs) domainDatasets(ctx context.Context, args []any) (sqlserve
 		return nil, &InvalidArgument{err}
 	}
 	visible := f.visibility(ctx)
-	got, err := f.Snapshot().DomainDatasets(d)
+	got, err := f.snapshot(ctx).DomainDatasets(d)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +468,7 @@ func (f URLIndexFuncs) urlPage(ctx context.Context, name string, args []any) (q 
 	if err != nil {
 		return q, false, &InvalidArgument{err}
 	}
-	snap := f.Snapshot()
+	snap := f.snapshot(ctx)
 	// A3: decided before the dataset's postings are touched, and a hidden
 	// dataset answers exactly as an id that does not exist
 	meta, known := snap.Datasets.ByID(uint32(ds))
@@ -488,6 +491,14 @@ func (f URLIndexFuncs) grants() *access.Grants {
 }
 
 // visibility is the grants' view of the principal ctx carries (A1, A2).
+// snapshot is the index version a statement reads: the current one, pinned
+// for the rest of the statement by its first call (M4).
+func (f URLIndexFuncs) snapshot(ctx context.Context) *catalog.Snapshot {
+	return sqlserver.OncePerStatement(ctx, snapshotKey{}, f.Snapshot)
+}
+
+type snapshotKey struct{}
+
 func (f URLIndexFuncs) visibility(ctx context.Context) access.Visibility {
 	return f.grants().Filter(access.FromContext(ctx))
 }
@@ -525,7 +536,7 @@ func (l *lakeFiles) Executor() duckdb.ScalarFuncExecutor {
 				err = fmt.Errorf("dhsi_lake_files: internal error: %v", r)
 			}
 		}()
-		snap := l.f.Snapshot()
+		snap := l.f.snapshot(ctx)
 		if l.f.LakePaths == nil {
 			return []string{}, nil
 		}
@@ -648,7 +659,7 @@ func (l *domainDatasetList) row(ctx context.Context, values []driver.Value) (out
 		if err != nil {
 			return nil, nil // not a domain: NULL (see the type's comment)
 		}
-		got, err := l.f.Snapshot().DomainDatasets(d)
+		got, err := l.f.snapshot(ctx).DomainDatasets(d)
 		if err != nil {
 			return nil, err
 		}

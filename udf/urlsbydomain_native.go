@@ -108,7 +108,7 @@ func (f URLIndexFuncs) urlsByDomainRows(ctx context.Context, args []any, extra [
 	for i := len(urlsViewColumns); i < len(used); i++ {
 		withFields = withFields || used[i]
 	}
-	snap := f.Snapshot()
+	snap := f.snapshot(ctx)
 	visible := f.visibility(ctx)
 	var ids []uint32
 	if narrow {
