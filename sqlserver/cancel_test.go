@@ -142,7 +142,7 @@ func TestNativeStatementsHonourTimeoutAndCancel(t *testing.T) {
 	}
 	few := sqlserver.NativeFunction{
 		Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
-		Columns: []sqlserver.NativeColumn{{Name: "g", Type: duckdb.TYPE_BIGINT}},
+		Columns: []sqlserver.NativeColumn{{Name: "g", Type: duckdb.TYPE_BIGINT, Unique: true}},
 		Run: func(context.Context, []any) ([][]any, error) {
 			return [][]any{{int64(1)}, {int64(2)}}, nil
 		},

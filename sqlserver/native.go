@@ -54,6 +54,11 @@ type NativeFunction struct {
 type NativeColumn struct {
 	Name string
 	Type duckdb.Type
+	// Unique: no two rows of one call hold one non-NULL value here (a
+	// registry's dataset_id, a run's url). A native join needs one of its
+	// key columns to be, so that it answers at most as many rows as its
+	// two sides (joinFunctions).
+	Unique bool
 }
 
 // nativeCall is a statement matched to a NativeFunction.

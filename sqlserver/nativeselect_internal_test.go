@@ -76,7 +76,7 @@ func (s sortedStrings) SortedBy(col int) bool { return col == 0 }
 // a column give what filtering and sorting every row gives, for random
 // conditions on that column and another, ORDER BY, LIMIT and OFFSET.
 func TestSortedRowsAnswerAsAScan(t *testing.T) {
-	fn := NativeFunction{Columns: []NativeColumn{{"url", duckdb.TYPE_VARCHAR}, {"n", duckdb.TYPE_BIGINT}}}
+	fn := NativeFunction{Columns: []NativeColumn{{Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "n", Type: duckdb.TYPE_BIGINT}}}
 	scope := itemScope(fn.Columns, "f")
 	rnd := rand.New(rand.NewPCG(3, 4))
 	letters := "abc/"

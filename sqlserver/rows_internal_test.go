@@ -221,7 +221,7 @@ func trunc(b []byte) []byte {
 // column type, which Run's rows were before typed rows existed.
 func TestNativeValuesAreDuckDBsGoTypes(t *testing.T) {
 	ts := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
-	cols := []NativeColumn{{"i", duckdb.TYPE_INTEGER}, {"b", duckdb.TYPE_BIGINT}, {"u", duckdb.TYPE_UBIGINT}, {"s", duckdb.TYPE_VARCHAR}, {"t", duckdb.TYPE_TIMESTAMP}}
+	cols := []NativeColumn{{Name: "i", Type: duckdb.TYPE_INTEGER}, {Name: "b", Type: duckdb.TYPE_BIGINT}, {Name: "u", Type: duckdb.TYPE_UBIGINT}, {Name: "s", Type: duckdb.TYPE_VARCHAR}, {Name: "t", Type: duckdb.TYPE_TIMESTAMP}}
 	got := NativeValues(cols, typedRows{
 		{NativeInt(7), NativeInt(-8), NativeUint(math.MaxUint64), NativeString("x"), NativeTime(ts)},
 		{NativeNull(), NativeNull(), NativeNull(), NativeNull(), NativeNull()},

@@ -20,7 +20,7 @@ func TestJoinSidesShareTheStatementsPin(t *testing.T) {
 	type pinKey struct{}
 	side := sqlserver.NativeFunction{
 		Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
-		Columns: []sqlserver.NativeColumn{{Name: "v", Type: duckdb.TYPE_BIGINT}},
+		Columns: []sqlserver.NativeColumn{{Name: "v", Type: duckdb.TYPE_BIGINT, Unique: true}}, // one row
 		Run: func(ctx context.Context, _ []any) ([][]any, error) {
 			v := sqlserver.OncePerStatement(ctx, pinKey{}, func() int64 { return version.Add(1) })
 			return [][]any{{v}}, nil

@@ -41,8 +41,9 @@ import (
 // on, so no result ever depends on a hidden dataset's domains.
 
 var (
-	datasetDomainsColumns    = []sqlserver.NativeColumn{{Name: "domain", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}}
-	datasetDomainsSetColumns = []sqlserver.NativeColumn{{Name: "domain", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count_a", Type: duckdb.TYPE_BIGINT}, {Name: "url_count_b", Type: duckdb.TYPE_BIGINT}}
+	// a dataset's domains, each once (sqlserver.NativeColumn.Unique)
+	datasetDomainsColumns    = []sqlserver.NativeColumn{{Name: "domain", Type: duckdb.TYPE_VARCHAR, Unique: true}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}}
+	datasetDomainsSetColumns = []sqlserver.NativeColumn{{Name: "domain", Type: duckdb.TYPE_VARCHAR, Unique: true}, {Name: "url_count_a", Type: duckdb.TYPE_BIGINT}, {Name: "url_count_b", Type: duckdb.TYPE_BIGINT}}
 )
 
 // setOps are dataset_domains_set's operations, by every name it accepts.

@@ -242,11 +242,15 @@ func (r registryRows) Cell(row, col int) sqlserver.NativeValue {
 }
 
 var (
-	datasetsColumns = []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR},
+	// Unique (a native join's key): a registry's ids and names; a domain's
+	// datasets; a run's URLs, strictly ascending (lake L1, L2), and their
+	// 64-bit url_ids (sqlserver.NativeColumn.Unique only bounds a join's
+	// size, so a hash collision would cost memory, not a wrong answer)
+	datasetsColumns = []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER, Unique: true}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR, Unique: true},
 		{Name: "source", Type: duckdb.TYPE_VARCHAR}, {Name: "created", Type: duckdb.TYPE_TIMESTAMP_TZ}, {Name: "updated", Type: duckdb.TYPE_TIMESTAMP_TZ},
 		{Name: "urls", Type: duckdb.TYPE_BIGINT}, {Name: "domains", Type: duckdb.TYPE_BIGINT}, {Name: "files", Type: duckdb.TYPE_BIGINT}}
-	domainDatasetsColumns = []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}}
-	domainURLsColumns     = []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT}, {Name: "url", Type: duckdb.TYPE_VARCHAR}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}}
+	domainDatasetsColumns = []sqlserver.NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER, Unique: true}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR, Unique: true}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}}
+	domainURLsColumns     = []sqlserver.NativeColumn{{Name: "url_id", Type: duckdb.TYPE_UBIGINT, Unique: true}, {Name: "url", Type: duckdb.TYPE_VARCHAR, Unique: true}, {Name: "ts", Type: duckdb.TYPE_TIMESTAMP}}
 	// domain_urls' columns, catalog.CDXColumns, then fields (JSON)
 	domainURLFieldsColumns = append(append([]sqlserver.NativeColumn(nil), domainURLsColumns...),
 		sqlserver.NativeColumn{Name: "status", Type: duckdb.TYPE_INTEGER}, sqlserver.NativeColumn{Name: "mime", Type: duckdb.TYPE_VARCHAR},

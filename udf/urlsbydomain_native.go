@@ -2,6 +2,7 @@ package udf
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -59,8 +60,15 @@ func (f URLIndexFuncs) URLsByDomainNative(extra []ViewColumn, stale func() bool)
 	}
 	make1 := func(narrow bool) sqlserver.NativeFunction {
 		args := []duckdb.Type{duckdb.TYPE_VARCHAR}
+		cols := cols
 		if narrow {
 			args = append(args, duckdb.TYPE_INTEGER)
+			// one dataset's runs: URLs strictly ascending (L1, L2), and
+			// their ids (NativeColumn.Unique: a join's key)
+			cols = slices.Clone(cols)
+			for i := range cols {
+				cols[i].Unique = cols[i].Name == "url" || cols[i].Name == "url_id"
+			}
 		}
 		rowsUsing := func(ctx context.Context, args []any, used []bool) (sqlserver.NativeRows, error) {
 			return f.urlsByDomainRows(ctx, args, extra, used, narrow)

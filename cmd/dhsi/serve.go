@@ -622,7 +622,8 @@ func nativeDomainLookup(d *records.Domains) (sqlserver.NativeFunction, bool) {
 	nf := sqlserver.NativeFunction{Args: []duckdb.Type{duckdb.TYPE_VARCHAR}, NullMeansNoRows: true, Stale: n.Stale,
 		Run: func(ctx context.Context, args []any) ([][]any, error) { return n.Run(ctx, args[0].(string)) }}
 	for _, c := range n.Columns {
-		nf.Columns = append(nf.Columns, sqlserver.NativeColumn{Name: c.Name, Type: c.Type})
+		// one row at most: every column is unique (a join's key)
+		nf.Columns = append(nf.Columns, sqlserver.NativeColumn{Name: c.Name, Type: c.Type, Unique: true})
 	}
 	return nf, true
 }
