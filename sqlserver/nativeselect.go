@@ -798,6 +798,12 @@ type likePattern struct {
 }
 
 func compileLike(p string) *likePattern {
+	// a run of % matches what one does; likeMatch steps over every % of
+	// the pattern for every row, so a reader's literal of 200,000 of them
+	// took 16 s over one domain's 66k URLs
+	for strings.Contains(p, "%%") {
+		p = strings.ReplaceAll(p, "%%", "%")
+	}
 	l := &likePattern{pattern: p, prefix: p}
 	if i := strings.IndexAny(p, "%_"); i >= 0 {
 		l.prefix = p[:i]
