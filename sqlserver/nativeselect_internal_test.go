@@ -244,3 +244,43 @@ func TestBoolNodeThreeValuedLogic(t *testing.T) {
 		}
 	}
 }
+
+// TestInSetAgreesWithTheList: a long IN list's set finds a cell exactly
+// when a pass over the list with compareCell does, for integers of either
+// sign and Go type against cells of either kind, and for strings.
+func TestInSetAgreesWithTheList(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 32))
+	for trial := range 200 {
+		var vals []any
+		strs := trial%2 == 0
+		for range inSetFrom + 1 + rng.IntN(40) {
+			switch {
+			case strs:
+				vals = append(vals, fmt.Sprint(rng.IntN(60)))
+			case rng.IntN(2) == 0:
+				vals = append(vals, int64(rng.IntN(60)-30))
+			default:
+				vals = append(vals, uint64(rng.IntN(30)))
+			}
+		}
+		list := inList{vals: vals}
+		set := list.indexed()
+		if set.set == nil {
+			t.Fatalf("trial %d: no set for %d values", trial, len(vals))
+		}
+		for range 100 {
+			var cell NativeValue
+			switch {
+			case strs:
+				cell = NativeString(fmt.Sprint(rng.IntN(80)))
+			case rng.IntN(2) == 0:
+				cell = NativeInt(int64(rng.IntN(80) - 40))
+			default:
+				cell = NativeUint(uint64(rng.IntN(40)))
+			}
+			if got, want := set.has(cell), list.has(cell); got != want {
+				t.Fatalf("trial %d: %v in %v: set %v, list %v", trial, cell, vals, got, want)
+			}
+		}
+	}
+}

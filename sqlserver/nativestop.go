@@ -15,22 +15,30 @@ import "context"
 // whose comparisons see it finishes fast (every pair equal) and its caller
 // returns err.
 type stopCheck struct {
-	ctx context.Context
-	n   int
-	err error
+	ctx   context.Context
+	n     int
+	every int // calls between looks
+	err   error
 }
 
 const checkEvery = 1024
 
-func newStopCheck(ctx context.Context) *stopCheck { return &stopCheck{ctx: ctx} }
+func newStopCheck(ctx context.Context) *stopCheck { return &stopCheck{ctx: ctx, every: checkEvery} }
+
+// weigh says each call of stop stands for about cost rows' work (a WHERE
+// with an IN list of thousands of values, a long LIKE pattern), so that
+// it looks as often in time: at least every call.
+func (c *stopCheck) weigh(cost int) {
+	c.every = max(1, checkEvery/max(cost, 1))
+}
 
 // stop reports whether the statement was cancelled or timed out.
 func (c *stopCheck) stop() bool {
 	if c.err != nil {
 		return true
 	}
-	if c.n++; c.n%checkEvery == 0 {
-		c.err = c.ctx.Err()
+	if c.n++; c.n >= c.every {
+		c.n, c.err = 0, c.ctx.Err()
 	}
 	return c.err != nil
 }
