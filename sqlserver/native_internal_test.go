@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -151,6 +152,31 @@ func TestMatchNativeNullArgument(t *testing.T) {
 		nc, err := matchNative(pgsql.Significant(pgsql.Lex(sql)), fns, nil, nil)
 		if nc != nil || (err != nil) != wantErr {
 			t.Errorf("%s: native %v, error %v; want an error: %v", sql, nc != nil, err, wantErr)
+		}
+	}
+}
+
+// TestMatchNativeLeavesDeepNestingToDuckDB: NOTs and parentheses nested
+// past maxBoolDepth are DuckDB's (whose parser has its own limit); a
+// reader's 1.7 million NOTs once overflowed the matcher's stack, which
+// ends the process. A few levels stay native.
+func TestMatchNativeLeavesDeepNestingToDuckDB(t *testing.T) {
+	fns := map[string]NativeFunction{"domain_datasets": {Args: []duckdb.Type{duckdb.TYPE_VARCHAR},
+		Columns: []NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "url_count", Type: duckdb.TYPE_BIGINT}}}}
+	for _, c := range []struct {
+		depth  int
+		native bool
+	}{{3, true}, {maxBoolDepth - 1, true}, {maxBoolDepth + 1, false}, {200_000, false}} {
+		for _, open := range []string{"NOT ", "("} {
+			closing := ""
+			if open == "(" {
+				closing = strings.Repeat(")", c.depth)
+			}
+			sql := "SELECT count(*) FROM domain_datasets($1) WHERE " + strings.Repeat(open, c.depth) + "url_count > 1" + closing
+			nc, err := matchNative(pgsql.Significant(pgsql.Lex(sql)), fns, nil, nil)
+			if err != nil || (nc != nil) != c.native {
+				t.Errorf("%d × %q: native %v (%v), want %v", c.depth, open, nc != nil, err, c.native)
+			}
 		}
 	}
 }

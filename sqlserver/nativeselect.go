@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"cmp"
 	"container/heap"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -196,7 +197,15 @@ func matchNativeTail(toks []pgsql.Token, scope *nativeScope, proj []projected) (
 	}
 	var or, not parser
 	or = chain("OR", '|', chain("AND", '&', func(i int) (*boolNode, int, bool) { return not(i) }))
+	depth := 0 // NOTs and parentheses open here
 	not = func(i int) (*boolNode, int, bool) {
+		// deeper nesting is DuckDB's (and its checks'): the parser and
+		// eval recurse once a level, and a reader's 1.7 million NOTs
+		// overflowed the goroutine's stack, which ends the process
+		if depth++; depth > maxBoolDepth {
+			return nil, i, false
+		}
+		defer func() { depth-- }()
 		switch {
 		case i < len(toks) && toks[i].Is("NOT"):
 			n, i, ok := not(i + 1)
@@ -418,7 +427,7 @@ func (sel *nativeSelect) apply(stop *stopCheck, rows NativeRows, params func(n i
 	}
 	stopAt := -1 // rows enough, when no sort follows
 	if inOrder && sel.limit >= 0 {
-		stopAt = int(min(sel.limit+max(sel.offset, 0), int64(hi-lo)))
+		stopAt = int(min(rowsWanted(sel.limit, sel.offset), int64(hi-lo)))
 	}
 	// a row's work grows with the IN lists' values and the LIKE patterns'
 	// lengths (likeMatch: a pass over the pattern, per URL byte at worst)
@@ -456,7 +465,7 @@ rows:
 		idx = append(idx, r)
 	}
 	if !inOrder {
-		if k := sel.limit + max(sel.offset, 0); sel.limit >= 0 && k <= int64(len(idx)/2) {
+		if k := rowsWanted(sel.limit, sel.offset); sel.limit >= 0 && k <= int64(len(idx)/2) {
 			idx = sel.topRows(stop, rows, idx, int(k))
 		} else {
 			idx = sel.sortRows(stop, rows, idx)
@@ -472,6 +481,17 @@ rows:
 		idx = idx[:sel.limit]
 	}
 	return picked(rows, idx), nil
+}
+
+// rowsWanted is LIMIT plus OFFSET (limit >= 0), saturating: LIMIT and
+// OFFSET near 2^63 overflowed into a negative count, and topRows' make
+// panicked on it.
+func rowsWanted(limit, offset int64) int64 {
+	offset = max(offset, 0)
+	if limit > math.MaxInt64-offset {
+		return math.MaxInt64
+	}
+	return limit + offset
 }
 
 // inList is an IN list's values, converted, and whether it held a NULL;
@@ -593,6 +613,10 @@ func (c *nativeCond) test(cell NativeValue, v any) truth {
 	return truthOf(c.op == "=" && cmp == 0 || c.op == "<>" && cmp != 0 || c.op == "<" && cmp < 0 ||
 		c.op == "<=" && cmp <= 0 || c.op == ">" && cmp > 0 || c.op == ">=" && cmp >= 0)
 }
+
+// maxBoolDepth bounds the nesting of NOT and parentheses a native WHERE
+// takes; people and BI tools write a few levels.
+const maxBoolDepth = 64
 
 // boolNode is a WHERE clause's shape: a condition (op 'c', where[leaf]),
 // or AND ('&'), OR ('|'), NOT ('!') of its kids.

@@ -114,6 +114,9 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT count(*) FROM urls WHERE domain = $1 AND (NOT url > 'https' OR url_id BETWEEN 0 AND 9223372036854775807)", d1, true},
 		// IN lists (NULLs in them as DuckDB reads them) and BETWEEN
 		{"SELECT dataset_id, url_count FROM domain_datasets($1) WHERE dataset_id IN (1, 3) ORDER BY dataset_id", d1, true},
+		// LIMIT and OFFSET whose sum overflows int64 (topRows once panicked)
+		{"SELECT dataset, url_count FROM domain_datasets($1) ORDER BY url_count DESC, dataset LIMIT 9223372036854775807 OFFSET 9223372036854775807", d1, true},
+		{"SELECT dataset, url_count FROM domain_datasets($1) ORDER BY url_count DESC, dataset LIMIT 9223372036854775807 OFFSET 1", d1, true},
 		// lists long enough for a set (inSetFrom)
 		{"SELECT dataset_id, url_count FROM domain_datasets($1) WHERE dataset_id IN (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18) ORDER BY dataset_id", d1, true},
 		{"SELECT dataset_id FROM domain_datasets($1) WHERE dataset_id NOT IN (0, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, $2) ORDER BY dataset_id", func(d string) []any { return []any{d, "4"} }, true},
