@@ -103,6 +103,45 @@ type nativeArg struct {
 // (matchAlias), nor a column an unaliased aggregate names (nativeagg.go);
 // nil: neither is native.
 func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) (*nativeCall, error) {
+	nc, err := matchNativeShape(toks, fns, views, keywords)
+	if nc != nil && !nc.paramsAgree() {
+		return nil, nil
+	}
+	return nc, err
+}
+
+// paramsAgree reports whether each $n stands where one type is wanted:
+// describeNative gives a parameter one type, and compareValue converts
+// it to that. WHERE dataset_id = $1 OR dataset = $1 with '1' failed with
+// 42804 natively where DuckDB, which casts per use, answered.
+func (c *nativeCall) paramsAgree() bool {
+	oids := map[int]uint32{}
+	agree := func(a nativeArg, t duckdb.Type) bool {
+		if a.param == 0 {
+			return true
+		}
+		o, seen := oids[a.param]
+		oids[a.param] = paramOIDOf(t)
+		return !seen || o == paramOIDOf(t)
+	}
+	for i, a := range c.args {
+		if !agree(a, c.fn.Args[i]) {
+			return false
+		}
+	}
+	for _, cond := range c.conds() {
+		for _, a := range cond.args() {
+			if !agree(a, cond.colType) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// matchNativeShape is matchNative before the parameters' types are
+// checked.
+func matchNativeShape(toks []pgsql.Token, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) (*nativeCall, error) {
 	if len(fns) == 0 || len(toks) < 4 || !toks[0].Is("SELECT") {
 		return nil, nil
 	}
@@ -260,6 +299,19 @@ func convertArg(v any, t duckdb.Type) (any, error) {
 		return n, nil
 	}
 	return v, nil
+}
+
+// maxParams is the highest $n a native statement may use: a Bind carries
+// at most 65,535 values (a 16-bit count), as PostgreSQL's does.
+const maxParams = 65535
+
+// paramNumber is a $n token's n, and false outside 1..maxParams: a larger
+// one is DuckDB's to refuse (describeNative types $1 to $n, and a reader's
+// $10000000000 asked the Go heap for 40 GB, which ended the server), and
+// $0 is no parameter at all.
+func paramNumber(t pgsql.Token) (int, bool) {
+	n, err := strconv.Atoi(t.Text[1:])
+	return n, err == nil && n >= 1 && n <= maxParams
 }
 
 // describeNative fills the statement's parameters and columns.

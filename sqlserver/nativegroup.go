@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -166,7 +167,9 @@ func matchGrouped(toks []pgsql.Token, fns map[string]NativeFunction, views map[s
 				return nil
 			}
 		}
-		grp.keys = append(grp.keys, col)
+		if !slices.Contains(grp.keys, col) { // a repeat groups nothing further
+			grp.keys = append(grp.keys, col)
+		}
 		if k < len(tail) && tail[k].Text == "," {
 			k++
 			continue
