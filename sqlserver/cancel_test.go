@@ -3,6 +3,7 @@ package sqlserver_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,5 +178,28 @@ func TestNativeStatementsHonourTimeoutAndCancel(t *testing.T) {
 	var n int64
 	if err := conn.QueryRow(ctxT(t), "SELECT count(*) FROM few('y')").Scan(&n); err != nil || n != 2 {
 		t.Fatalf("the connection after the cancels: %d, %v", n, err)
+	}
+}
+
+// TestMessageOverTheLimitEndsOnlyItsSession: a statement's text costs the
+// server many times its size in tokens, and a reader's 16 MB one peaked
+// it at 3.6 GB. A message over Config.MaxMessageBytes ends its session
+// with 54000 before the server reads it; the server and other sessions go
+// on, and a statement under the limit is answered.
+func TestMessageOverTheLimitEndsOnlyItsSession(t *testing.T) {
+	s := startServer(t, func(c *sqlserver.Config) { c.MaxMessageBytes = 64 << 10 })
+	bystander := s.connect(t)
+	conn := s.connect(t)
+	var n int
+	under := "SELECT 1 " + strings.Repeat(" ", 60<<10)
+	if err := conn.QueryRow(ctxT(t), under).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("a statement under the limit: %d, %v", n, err)
+	}
+	_, err := conn.Exec(ctxT(t), "SELECT 1 "+strings.Repeat(" ", 70<<10))
+	if pe := wantCode(t, err, "54000"); pe != nil && pe.Severity != "FATAL" {
+		t.Errorf("severity %s, want FATAL", pe.Severity)
+	}
+	if err := bystander.QueryRow(ctxT(t), "SELECT 2").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("another session after it: %d, %v", n, err)
 	}
 }

@@ -351,6 +351,15 @@ func (s *session) serve(ctx context.Context) error {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
+			if tooBig := (*pgproto3.ExceededMaxBodyLenErr)(nil); errors.As(err, &tooBig) {
+				// the body is unread, so the session cannot go on (as
+				// PostgreSQL ends one on an invalid message length)
+				s.send((&Error{Severity: "FATAL", Code: codes.ProgramLimitExceeded,
+					Message: fmt.Sprintf("a message of %d bytes is over this server's limit of %d", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen),
+					Hint:    "send smaller statements, or start the server with a larger serve --max-message-bytes"}).response())
+				_ = s.flush()
+				return nil
+			}
 			return err
 		}
 		if s.skipTillSync {

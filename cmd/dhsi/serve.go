@@ -69,6 +69,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) and the CDX server API (GET /cdx, /{dataset}/cdx, /cdx/search/cdx) on this address, e.g. 127.0.0.1:8080")
 		metricsAddr     = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9187: statements by kind and latency, errors by SQLSTATE, sessions, the index version and its age, refresh age, Go and process metrics; no label carries a domain, dataset or URL")
 		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
+		maxMessage      = fs.String("max-message-bytes", "", "the largest message a client may send once authenticated (a statement's text, a Bind's values), e.g. 4MiB; a larger one ends its session with SQLSTATE 54000. A statement's tokens cost the server 80-225 times its text (default: --memory-limit / 256, from 1MiB to 16MiB)")
 		fairAbove       = fs.Int("fair-above", 0, "when more sessions than this sent a query in the last 10-20 ms, they take turns on the server's threads: every connection gets an even share and a short p99, for 10-15% of the throughput at 16 clients on 2 cores; below it a session keeps its thread while its client answers (faster, less even). 0: 4 per core; -1: never")
 		shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long running statements may take to finish before they are cancelled")
 		refresh         = fs.Duration("refresh-interval", 2*time.Second, "how often the server checks the store for records written by other processes (the views are at most this stale for DHSI's writers; CALLs refresh at once); a refresh that takes longer is followed by a pause as long as it took, so refreshing takes at most half of one core")
@@ -106,6 +107,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	maxMessageBytes := min(max(budget.Total/256, 1<<20), sqlserver.DefaultMaxMessageBytes)
+	if *maxMessage != "" {
+		if maxMessageBytes, err = memlimit.Parse(*maxMessage, 0); err != nil || maxMessageBytes < 1<<10 || maxMessageBytes > 1<<30 {
+			return fmt.Errorf("%w: --max-message-bytes %q: want a size from 1KiB to 1GiB, e.g. 16MiB", errUsage, *maxMessage)
+		}
+	}
 	hard, err := hardLimit(*hardMemory, budget.Total)
 	if err != nil {
 		return err
@@ -114,7 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if hard > 0 {
 		hardText = memlimit.Format(hard)
 	}
-	log.Info("memory", "limit", memlimit.Format(budget.Total), "hard_limit", hardText, "duckdb", memlimit.Format(budget.DuckDB), "go_heap", memlimit.Format(budget.GoHeap),
+	log.Info("memory", "max_message", memlimit.Format(maxMessageBytes), "limit", memlimit.Format(budget.Total), "hard_limit", hardText, "duckdb", memlimit.Format(budget.DuckDB), "go_heap", memlimit.Format(budget.GoHeap),
 		"row_cache", memlimit.Format(budget.RowCache), "block_cache", memlimit.Format(budget.BlockCache), "record_cache", memlimit.Format(budget.RecordCache))
 	liftHard, err := applyHardLimit(hard)
 	if err != nil {
@@ -185,7 +192,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		st = reg.InstrumentStore(st)
 	}
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
-		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, FairAbove: *fairAbove, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: append(slices.Clone(udf.TableFunctions), records.TableFunctions...), NativeFunctions: native,
+		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, FairAbove: *fairAbove, MaxMessageBytes: int(maxMessageBytes), Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: append(slices.Clone(udf.TableFunctions), records.TableFunctions...), NativeFunctions: native,
 			Procedures: udf.ProcedureRoles,
 			// urls is set by the Init hook below, before any session
 			ReadEpoch: func() uint64 {
