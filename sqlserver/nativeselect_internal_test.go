@@ -147,6 +147,25 @@ func TestSortedRowsAnswerAsAScan(t *testing.T) {
 	}
 }
 
+// randomSortCase is n rows of (BIGINT of 6 values, INTEGER of 5 or NULL,
+// a string of texts values) with many ties, and an ORDER BY of 1 to 3 of
+// those columns in random directions and NULL orders.
+func randomSortCase(rng *rand.Rand, n, texts int) (boxedRows, []nativeOrder) {
+	var rows boxedRows
+	for range n {
+		var maybeNull any = int32(rng.IntN(5))
+		if rng.IntN(4) == 0 {
+			maybeNull = nil
+		}
+		rows = append(rows, []any{int64(rng.IntN(6)), maybeNull, fmt.Sprint(rng.IntN(texts))})
+	}
+	var order []nativeOrder
+	for range 1 + rng.IntN(3) {
+		order = append(order, nativeOrder{col: rng.IntN(3), desc: rng.IntN(2) == 0, nullsFirst: rng.IntN(2) == 0})
+	}
+	return rows, order
+}
+
 // TestSortRowsOrdersAsAStableSortWould: sortRows (one integer key: its
 // fast path; else keys read once) orders rows as a stable sort of the
 // function's rows by the ORDER BY keys does, ties in the function's order,
@@ -156,18 +175,7 @@ func TestSortRowsOrdersAsAStableSortWould(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 30))
 	for trial := range 300 {
 		n := rng.IntN(70)
-		var rows boxedRows
-		for range n {
-			var maybeNull any = int32(rng.IntN(5))
-			if rng.IntN(4) == 0 {
-				maybeNull = nil
-			}
-			rows = append(rows, []any{int64(rng.IntN(6)), maybeNull, fmt.Sprint(rng.IntN(4))})
-		}
-		var order []nativeOrder
-		for range 1 + rng.IntN(3) {
-			order = append(order, nativeOrder{col: rng.IntN(3), desc: rng.IntN(2) == 0, nullsFirst: rng.IntN(2) == 0})
-		}
+		rows, order := randomSortCase(rng, n, 4)
 		sel := &nativeSelect{order: order}
 		idx := make([]int, n)
 		for i := range idx {
@@ -195,18 +203,7 @@ func TestTopRowsAreTheSortsFirstRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 31))
 	for trial := range 500 {
 		n := rng.IntN(90)
-		var rows boxedRows
-		for range n {
-			var maybeNull any = int32(rng.IntN(5))
-			if rng.IntN(4) == 0 {
-				maybeNull = nil
-			}
-			rows = append(rows, []any{int64(rng.IntN(6)), maybeNull, fmt.Sprint(rng.IntN(40))})
-		}
-		var order []nativeOrder
-		for range 1 + rng.IntN(3) {
-			order = append(order, nativeOrder{col: rng.IntN(3), desc: rng.IntN(2) == 0, nullsFirst: rng.IntN(2) == 0})
-		}
+		rows, order := randomSortCase(rng, n, 40)
 		sel := &nativeSelect{order: order}
 		idx := make([]int, 0, n)
 		for i := range n {
