@@ -150,7 +150,7 @@ func TestSortedRowsAnswerAsAScan(t *testing.T) {
 // randomSortCase is n rows of (BIGINT of 6 values, INTEGER of 5 or NULL,
 // a string of texts values) with many ties, and an ORDER BY of 1 to 3 of
 // those columns in random directions and NULL orders.
-func randomSortCase(rng *rand.Rand, n, texts int) (boxedRows, []nativeOrder) {
+func randomSortCase(rng *rand.Rand, n, texts int) (boxedRows, *nativeSelect) {
 	var rows boxedRows
 	for range n {
 		var maybeNull any = int32(rng.IntN(5))
@@ -163,7 +163,7 @@ func randomSortCase(rng *rand.Rand, n, texts int) (boxedRows, []nativeOrder) {
 	for range 1 + rng.IntN(3) {
 		order = append(order, nativeOrder{col: rng.IntN(3), desc: rng.IntN(2) == 0, nullsFirst: rng.IntN(2) == 0})
 	}
-	return rows, order
+	return rows, &nativeSelect{order: order}
 }
 
 // TestSortRowsOrdersAsAStableSortWould: sortRows (one integer key: its
@@ -174,10 +174,9 @@ func randomSortCase(rng *rand.Rand, n, texts int) (boxedRows, []nativeOrder) {
 func TestSortRowsOrdersAsAStableSortWould(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 30))
 	for trial := range 300 {
-		n := rng.IntN(70)
-		rows, order := randomSortCase(rng, n, 4)
-		sel := &nativeSelect{order: order}
-		idx := make([]int, n)
+		rows, sel := randomSortCase(rng, rng.IntN(70), 4)
+		order := sel.order
+		idx := make([]int, len(rows))
 		for i := range idx {
 			idx[i] = i
 		}
@@ -202,11 +201,9 @@ func TestSortRowsOrdersAsAStableSortWould(t *testing.T) {
 func TestTopRowsAreTheSortsFirstRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 31))
 	for trial := range 500 {
-		n := rng.IntN(90)
-		rows, order := randomSortCase(rng, n, 40)
-		sel := &nativeSelect{order: order}
-		idx := make([]int, 0, n)
-		for i := range n {
+		rows, sel := randomSortCase(rng, rng.IntN(90), 40)
+		var idx []int
+		for i := range rows {
 			if rng.IntN(5) != 0 { // the rows a WHERE kept
 				idx = append(idx, i)
 			}
@@ -215,7 +212,7 @@ func TestTopRowsAreTheSortsFirstRows(t *testing.T) {
 		want := sel.sortRows(newStopCheck(context.Background()), rows, slices.Clone(idx))
 		want = want[:min(k, len(want))]
 		if got := sel.topRows(newStopCheck(context.Background()), rows, slices.Clone(idx), k); !slices.Equal(got, want) {
-			t.Fatalf("trial %d, order %+v, k %d over %v: %v, want %v", trial, order, k, rows, got, want)
+			t.Fatalf("trial %d, order %+v, k %d over %v: %v, want %v", trial, sel.order, k, rows, got, want)
 		}
 	}
 }
