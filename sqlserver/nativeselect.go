@@ -504,65 +504,36 @@ func rowsWanted(limit, offset int64) int64 {
 type inList struct {
 	vals []any
 	null bool
-	set  map[inKey]bool // when len(vals) > inSetFrom
+	// set, when len(vals) > inSetFrom: each value's appendGroupKey, which
+	// a cell shares exactly when compareCell finds the two equal (an
+	// integer whatever its Go type)
+	set map[string]bool
 }
 
 const inSetFrom = 16
-
-// inKey is a value as the IN set holds it: equal exactly when compareCell
-// finds a cell and a value equal (an integer whatever its Go type).
-type inKey struct {
-	kind uint8 // 0 a non-negative integer, 1 a negative one, 2 a string
-	n    uint64
-	s    string
-}
 
 func (in inList) indexed() inList {
 	if len(in.vals) <= inSetFrom {
 		return in
 	}
-	in.set = make(map[inKey]bool, len(in.vals))
+	in.set = make(map[string]bool, len(in.vals))
 	for _, v := range in.vals {
-		switch x := v.(type) {
-		case string:
-			in.set[inKey{kind: 2, s: x}] = true
-		case int64:
-			if x < 0 {
-				in.set[inKey{kind: 1, n: uint64(x)}] = true
-			} else {
-				in.set[inKey{n: uint64(x)}] = true
-			}
-		case uint64:
-			in.set[inKey{n: x}] = true
-		default:
+		cell := nativeValueOf(v)
+		if cell.kind == nvNull {
 			return inList{vals: in.vals, null: in.null} // not a type the set knows
 		}
+		in.set[string(appendGroupKey(nil, cell))] = true
 	}
 	return in
 }
 
 // has reports whether cell (not NULL) equals one of the list's values.
 func (in inList) has(cell NativeValue) bool {
-	if in.set == nil {
-		for _, w := range in.vals {
-			if compareCell(cell, w) == 0 {
-				return true
-			}
-		}
-		return false
+	if in.set != nil {
+		var buf [64]byte
+		return in.set[string(appendGroupKey(buf[:0], cell))]
 	}
-	switch cell.kind {
-	case nvString:
-		return in.set[inKey{kind: 2, s: cell.s}]
-	case nvInt:
-		if int64(cell.n) < 0 {
-			return in.set[inKey{kind: 1, n: cell.n}]
-		}
-		return in.set[inKey{n: cell.n}]
-	case nvUint:
-		return in.set[inKey{n: cell.n}]
-	}
-	for _, w := range in.vals { // another kind: as compareCell decides
+	for _, w := range in.vals {
 		if compareCell(cell, w) == 0 {
 			return true
 		}
@@ -1034,9 +1005,13 @@ func picked(rows NativeRows, idx []int) NativeRows {
 // boxedRows is a Run's [][]any as NativeRows.
 type boxedRows [][]any
 
-func (b boxedRows) Len() int { return len(b) }
-func (b boxedRows) Cell(row, col int) NativeValue {
-	switch x := b[row][col].(type) {
+func (b boxedRows) Len() int                      { return len(b) }
+func (b boxedRows) Cell(row, col int) NativeValue { return nativeValueOf(b[row][col]) }
+
+// nativeValueOf is v, a value in the Go types duckdb-go gives, as a cell
+// (NULL for a type no cell holds).
+func nativeValueOf(v any) NativeValue {
+	switch x := v.(type) {
 	case string:
 		return NativeString(x)
 	case time.Time:
@@ -1052,7 +1027,7 @@ func (b boxedRows) Cell(row, col int) NativeValue {
 	case nil:
 		return NativeNull()
 	}
-	if n, ok := toInt64(b[row][col]); ok {
+	if n, ok := toInt64(v); ok {
 		return NativeInt(n)
 	}
 	return NativeNull()
