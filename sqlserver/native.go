@@ -104,39 +104,42 @@ type nativeArg struct {
 // nil: neither is native.
 func matchNative(toks []pgsql.Token, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) (*nativeCall, error) {
 	nc, err := matchNativeShape(toks, fns, views, keywords)
-	if nc != nil && !nc.paramsAgree() {
-		return nil, nil
+	if nc != nil {
+		// describeNative gives a parameter one type, and compareValue
+		// converts it to that: WHERE dataset_id = $1 OR dataset = $1 with
+		// '1' failed with 42804 natively where DuckDB, which casts per
+		// use, answered
+		if _, agree := nc.paramOIDs(); !agree {
+			return nil, nil
+		}
 	}
 	return nc, err
 }
 
-// paramsAgree reports whether each $n stands where one type is wanted:
-// describeNative gives a parameter one type, and compareValue converts
-// it to that. WHERE dataset_id = $1 OR dataset = $1 with '1' failed with
-// 42804 natively where DuckDB, which casts per use, answered.
-func (c *nativeCall) paramsAgree() bool {
-	oids := map[int]uint32{}
-	agree := func(a nativeArg, t duckdb.Type) bool {
+// paramOIDs is the type each $n stands for, by n: its function argument's,
+// or that of the column a condition compares it with; agree is false where
+// two uses want two types (the first use's is kept).
+func (c *nativeCall) paramOIDs() (oids map[int]uint32, agree bool) {
+	oids, agree = map[int]uint32{}, true
+	use := func(a nativeArg, t duckdb.Type) {
 		if a.param == 0 {
-			return true
+			return
 		}
-		o, seen := oids[a.param]
+		if o, seen := oids[a.param]; seen {
+			agree = agree && o == paramOIDOf(t)
+			return
+		}
 		oids[a.param] = paramOIDOf(t)
-		return !seen || o == paramOIDOf(t)
 	}
 	for i, a := range c.args {
-		if !agree(a, c.fn.Args[i]) {
-			return false
-		}
+		use(a, c.fn.Args[i])
 	}
 	for _, cond := range c.conds() {
 		for _, a := range cond.args() {
-			if !agree(a, cond.colType) {
-				return false
-			}
+			use(a, cond.colType)
 		}
 	}
-	return true
+	return oids, agree
 }
 
 // matchNativeShape is matchNative before the parameters' types are
@@ -316,28 +319,14 @@ func paramNumber(t pgsql.Token) (int, bool) {
 
 // describeNative fills the statement's parameters and columns.
 func (p *prepared) describeNative(clientOIDs []uint32) error {
+	oids, _ := p.native.paramOIDs() // they agree (matchNative)
 	maxParam := 0
-	for _, a := range p.native.args {
-		maxParam = max(maxParam, a.param)
-	}
-	conds := p.native.conds()
-	for _, c := range conds {
-		for _, a := range c.args() {
-			maxParam = max(maxParam, a.param)
-		}
+	for n := range oids {
+		maxParam = max(maxParam, n)
 	}
 	p.paramOIDs = make([]uint32, maxParam)
-	for i, a := range p.native.args {
-		if a.param > 0 {
-			p.paramOIDs[a.param-1] = paramOIDOf(p.native.fn.Args[i])
-		}
-	}
-	for _, c := range conds {
-		for _, a := range c.args() {
-			if a.param > 0 && p.paramOIDs[a.param-1] == 0 {
-				p.paramOIDs[a.param-1] = paramOIDOf(c.colType)
-			}
-		}
+	for n, oid := range oids {
+		p.paramOIDs[n-1] = oid
 	}
 	for i := range p.paramOIDs {
 		if i < len(clientOIDs) && clientOIDs[i] != 0 {
