@@ -150,6 +150,7 @@ func TestNativeStatementsHonourTimeoutAndCancel(t *testing.T) {
 	}
 	s := startServer(t, func(c *sqlserver.Config) {
 		c.NativeFunctions = map[string]sqlserver.NativeFunction{"slow": slow, "few": few}
+		c.NativeRowLimit = -1 // these rows stay native, however many (N1)
 	})
 	shapes := []string{
 		"SELECT h FROM slow('x') WHERE h < 0",                              // a filter that keeps nothing

@@ -476,6 +476,11 @@ func (j *joinedRows) Err() error {
 // every statement, was a third of the join's CPU at 1 client.)
 func joinRows(stop *stopCheck, l, r NativeRows, nl int, keys [][2]int, left bool) (NativeRows, error) {
 	j := &joinedRows{l: l, r: r, nl: nl}
+	if stop.over(r.Len(), false) || stop.over(l.Len(), true) {
+		// N1: r's keys, and a pair of positions per l row (r's key is
+		// unique: joinFunctions)
+		return nil, ErrNativeTooLarge
+	}
 	// r's rows by the first key; when every one is an integer in int64's
 	// range (a dataset_id), compared as int64s
 	type keyed struct {

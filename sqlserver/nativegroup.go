@@ -328,6 +328,9 @@ func (g *nativeGroup) groupRows(stop *stopCheck, fnCols []NativeColumn, rows Nat
 		n, ok := index[string(key)]
 		if !ok {
 			n = len(first)
+			if stop.over(n+1, false) {
+				return nil, ErrNativeTooLarge // N1: the groups' keys and states
+			}
 			index[string(key)] = n
 			first = append(first, r)
 			states = append(states, make([]aggState, len(g.aggs))...)

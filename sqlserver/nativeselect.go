@@ -466,12 +466,20 @@ rows:
 				}
 			}
 		}
-		idx = append(idx, r)
+		if idx = append(idx, r); stop.over(len(idx), true) {
+			return nil, ErrNativeTooLarge // N1
+		}
 	}
 	if !inOrder {
 		if k := rowsWanted(sel.limit, sel.offset); sel.limit >= 0 && k <= int64(len(idx)/2) {
+			if stop.over(int(k), false) {
+				return nil, ErrNativeTooLarge // N1: the heap's rows
+			}
 			idx = sel.topRows(stop, rows, idx, int(k))
 		} else {
+			if stop.over(len(idx), false) {
+				return nil, ErrNativeTooLarge // N1: the sort's keys
+			}
 			idx = sel.sortRows(stop, rows, idx)
 		}
 		if stop.err != nil {

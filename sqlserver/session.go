@@ -142,7 +142,11 @@ type prepared struct {
 	argOIDs map[int]uint32
 	// native: answered by a NativeFunction, without DuckDB
 	native *nativeCall
-	cols   []column
+	// src, twin: a native statement's text, and the same prepared for
+	// DuckDB once an execution held too many rows (nativetwin.go)
+	src  pgsql.Statement
+	twin *prepared
+	cols []column
 	// returnsRows: executing yields a result set (and a RowDescription).
 	returnsRows bool
 	// dml: a DuckDB INSERT/UPDATE/DELETE without RETURNING, which reports a
@@ -194,6 +198,9 @@ type portal struct {
 	native     [][]any
 	nativeRows NativeRows
 	nativeNext int
+	// twin: the portal of the statement's DuckDB twin, which runs in its
+	// place (nativetwin.go)
+	twin *portal
 }
 
 // send queues msg for the client.
@@ -799,7 +806,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			}
 		}
 		if nc != nil {
-			p.native = nc
+			p.native, p.src = nc, st
 			if err := p.describeNative(oids); err != nil {
 				return nil, err
 			}
@@ -1036,7 +1043,11 @@ func (s *session) run(ctx context.Context, pt *portal, maxRows int64) error {
 	}
 	start := time.Now()
 	err := s.runStatement(ctx, pt, maxRows)
-	obs.Statement(statementKind(pt.stmt), time.Since(start), err != nil)
+	kind := statementKind(pt.stmt)
+	if pt.twin != nil {
+		kind = "duckdb" // a native statement's twin ran (nativetwin.go)
+	}
+	obs.Statement(kind, time.Since(start), err != nil)
 	return err
 }
 
@@ -1072,7 +1083,7 @@ func (s *session) runStatement(ctx context.Context, pt *portal, maxRows int64) e
 		return nil
 	case kindDuck:
 		if p.native != nil {
-			return s.runNative(ctx, pt, maxRows)
+			return s.runNativeOrTwin(ctx, pt, maxRows)
 		}
 		return s.runDuck(ctx, pt, maxRows)
 	case kindDeclare:
@@ -1116,7 +1127,7 @@ func (s *session) statementContext(ctx context.Context) (context.Context, contex
 	if cap := s.limits().StatementTimeout; cap > 0 && (timeout == 0 || timeout > cap) {
 		timeout = cap // the role's ceiling (limits.go)
 	}
-	ctx = withStatementMemo(ctx) // stmtmemo.go
+	ctx = withStatementMemo(ctx, s.srv.cfg.NativeRowLimit) // stmtmemo.go; N1
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	} else {
@@ -1395,6 +1406,9 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 }
 
 func (s *session) closePortalResult(pt *portal) {
+	if pt.twin != nil {
+		s.closePortalResult(pt.twin)
+	}
 	if pt.rows != nil {
 		pt.rows.Close()
 		pt.rows = nil
@@ -1431,6 +1445,10 @@ func (s *session) releaseStatement(p *prepared) {
 	if p.stmt != nil {
 		p.stmt.Close()
 		p.stmt = nil
+	}
+	if p.twin != nil {
+		s.closeTwin(p.twin)
+		p.twin = nil
 	}
 	if inner := p.inner; inner != nil {
 		// a cursor may still read from the inner statement: it goes when

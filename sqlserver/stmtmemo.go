@@ -21,10 +21,13 @@ type memoKey struct{}
 type statementMemo struct {
 	mu   sync.Mutex
 	vals map[any]any
+	// rowLimit: the statement's native row limit (nativestop.go, N1),
+	// kept here to spare each statement a context of its own for it
+	rowLimit int
 }
 
-func withStatementMemo(ctx context.Context) context.Context {
-	return context.WithValue(ctx, memoKey{}, &statementMemo{})
+func withStatementMemo(ctx context.Context, rowLimit int) context.Context {
+	return context.WithValue(ctx, memoKey{}, &statementMemo{rowLimit: rowLimit})
 }
 
 // OncePerStatement returns load's value for key: computed by the first call

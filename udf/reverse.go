@@ -3,6 +3,7 @@ package udf
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -196,6 +197,10 @@ func (f URLIndexFuncs) reverseNativeRowsUsing(ctx context.Context, args []any, u
 	c, err := f.resolveReverse(ctx, args)
 	if err != nil || c == nil {
 		return nil, err
+	}
+	if n := c.ids.GetCardinality(); n > math.MaxInt32 || sqlserver.NativeRowsOver(ctx, int(n)) {
+		// the server's N1: DuckDB's table function streams them instead
+		return nil, sqlserver.ErrNativeTooLarge
 	}
 	need := needCounts(used, len(c.operands))
 	r := &reverseRows{c: c, ids: c.ids.ToArray(), counts: make([][]int64, len(c.operands))}

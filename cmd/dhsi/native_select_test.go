@@ -444,3 +444,83 @@ func TestNativeViewsCarryColumnOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeRowLimitAnswersAlike: a server whose --native-row-limit is
+// passed by every statement below (N1) answers each through DuckDB —
+// dataset_domains' ids refused before they are gathered, the urls view's
+// rows sorted, grouped and joined — with the rows the native path gives.
+func TestNativeRowLimitAnswersAlike(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ingestSampleDatasets(t, dir)
+	ingestOK(t, "--store", dir, "--dataset", "ada", filepath.Join("..", "..", "testdata", "shared", "urls", "ada_userbait.txt"))
+	port, err := netwait.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAt := "127.0.0.1:" + strconv.Itoa(port)
+	limited := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir(), "--native-row-limit", "1", "--metrics", metricsAt))
+	native := connect(t, startServe(t, "--store", dir, "--cache-dir", t.TempDir()))
+	// the dataset of most domains, and its domain of most URLs
+	var ds, domains int
+	for _, id := range queryStrings(t, native, "SELECT dataset_id::VARCHAR FROM datasets") {
+		if n, _ := strconv.Atoi(queryStrings(t, native, "SELECT count(*)::VARCHAR FROM dataset_domains("+id+")")[0]); n > domains {
+			ds, domains = mustAtoi(t, id), n
+		}
+	}
+	if domains <= 8 {
+		t.Fatalf("dataset %d has %d domains: too few to pass the limit", ds, domains)
+	}
+	domain := queryStrings(t, native, fmt.Sprintf("SELECT domain FROM dataset_domains(%d) ORDER BY url_count DESC, domain LIMIT 1", ds))[0]
+	for _, q := range []string{
+		"SELECT domain, url_count FROM dataset_domains(%d) ORDER BY url_count DESC, domain",
+		"SELECT count(*) FROM dataset_domains(%d)",
+		"SELECT domain FROM dataset_domains(%d) WHERE url_count > 1 ORDER BY domain LIMIT 5",
+		"SELECT url, dataset_id FROM urls WHERE domain = $1 ORDER BY url DESC, dataset_id",
+		"SELECT url, count(*) FROM urls WHERE domain = $1 GROUP BY url ORDER BY url",
+		"SELECT a.url FROM urls a JOIN domain_urls($1, %[1]d, 0, 1000) b USING (url) WHERE a.domain = $1 AND a.dataset_id = %[1]d ORDER BY 1",
+	} {
+		if strings.Contains(q, "%") {
+			q = fmt.Sprintf(q, ds)
+		}
+		var args []any
+		if strings.Contains(q, "$1") {
+			args = []any{domain}
+		}
+		rowsOf := func(c *pgx.Conn) string {
+			rows, err := c.Query(ctx, q, args...)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			var out []string
+			for rows.Next() {
+				v, err := rows.Values()
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				out = append(out, fmt.Sprint(v...))
+			}
+			if rows.Err() != nil {
+				return "error: " + rows.Err().Error()
+			}
+			return strings.Join(out, "\n")
+		}
+		before := nativeStatements(t, metricsAt, "")
+		got, want := rowsOf(limited), rowsOf(native)
+		if nativeStatements(t, metricsAt, "") != before {
+			t.Errorf("%s: answered natively over the limit: %s", q, want)
+		}
+		if got != want || want == "" || strings.HasPrefix(want, "error") {
+			t.Errorf("%s: over the limit %q, native %q", q, got, want)
+		}
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -69,6 +69,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		httpAddr        = fs.String("http", "", "also serve the JSON API (GET /v1/domain/{d}, .../datasets/{id}/urls) and the CDX server API (GET /cdx, /{dataset}/cdx, /cdx/search/cdx) on this address, e.g. 127.0.0.1:8080")
 		metricsAddr     = fs.String("metrics", "", "serve Prometheus metrics (GET /metrics) on this address, e.g. 127.0.0.1:9187: statements by kind and latency, errors by SQLSTATE, sessions, the index version and its age, refresh age, Go and process metrics; no label carries a domain, dataset or URL")
 		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
+		nativeRowLimit  = fs.Int("native-row-limit", 0, "the rows a statement the server answers without DuckDB may hold in memory: the keys it sorts or groups, a join's side, the rows its WHERE keeps (8 times as many of those); one that would hold more runs through DuckDB, whose operators stream within --memory-limit. 0: --memory-limit / 4096 bytes, from 65,536 to 4,194,304 rows; -1: no limit")
 		maxMessage      = fs.String("max-message-bytes", "", "the largest message a client may send once authenticated (a statement's text, a Bind's values), e.g. 4MiB; a larger one ends its session with SQLSTATE 54000. A statement's tokens cost the server 80-225 times its text (default: --memory-limit / 256, from 1MiB to 16MiB)")
 		fairAbove       = fs.Int("fair-above", 0, "when more sessions than this sent a query in the last 10-20 ms, they take turns on the server's threads: every connection gets an even share and a short p99, for 10-15% of the throughput at 16 clients on 2 cores; below it a session keeps its thread while its client answers (faster, less even). 0: 4 per core; -1: never")
 		shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long running statements may take to finish before they are cancelled")
@@ -112,6 +113,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if maxMessageBytes, err = memlimit.Parse(*maxMessage, 0); err != nil || maxMessageBytes < 1<<10 || maxMessageBytes > 1<<30 {
 			return fmt.Errorf("%w: --max-message-bytes %q: want a size from 1KiB to 1GiB, e.g. 16MiB", errUsage, *maxMessage)
 		}
+	}
+	rowLimit := *nativeRowLimit
+	switch {
+	case rowLimit == 0:
+		rowLimit = int(min(max(budget.Total/4096, 1<<16), 1<<22))
+	case rowLimit < -1:
+		return fmt.Errorf("%w: --native-row-limit %d: want a count of rows, 0 for the default or -1 for none", errUsage, rowLimit)
 	}
 	hard, err := hardLimit(*hardMemory, budget.Total)
 	if err != nil {
@@ -192,7 +200,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		st = reg.InstrumentStore(st)
 	}
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
-		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, FairAbove: *fairAbove, MaxMessageBytes: int(maxMessageBytes), Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: append(slices.Clone(udf.TableFunctions), records.TableFunctions...), NativeFunctions: native,
+		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, FairAbove: *fairAbove, MaxMessageBytes: int(maxMessageBytes), NativeRowLimit: rowLimit, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: append(slices.Clone(udf.TableFunctions), records.TableFunctions...), NativeFunctions: native,
 			Procedures: udf.ProcedureRoles,
 			// urls is set by the Init hook below, before any session
 			ReadEpoch: func() uint64 {

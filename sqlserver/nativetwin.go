@@ -1,0 +1,69 @@
+package sqlserver
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jeroenrinzema/psql-wire/codes"
+)
+
+// A native statement that would hold more rows than its limit (N1,
+// nativestop.go) is run by DuckDB instead: its twin, the same text
+// prepared as though it had no native shape, checked (authorize, P5, P6)
+// as any DuckDB statement is, and bound to the portal's values. The
+// client was told the native statement's columns; the twin's have the
+// same names and types (TestNativeSelectAgreesWithDuckDB holds the two
+// paths to it), and a twin whose do not is refused rather than sent.
+
+// runNativeOrTwin runs a native portal, or its twin once the native path
+// has refused it as too large (ErrNativeTooLarge comes before any row is
+// sent: the rows are all computed by then).
+func (s *session) runNativeOrTwin(ctx context.Context, pt *portal, maxRows int64) error {
+	if pt.twin == nil {
+		err := s.runNative(ctx, pt, maxRows)
+		if !errors.Is(err, ErrNativeTooLarge) {
+			return err
+		}
+		pt.native, pt.nativeRows, pt.nativeNext = nil, nil, 0
+		p := pt.stmt
+		if p.twin == nil {
+			tw, err := s.prepareAs(ctx, "", p.src, p.paramOIDs, false)
+			if err != nil {
+				return err
+			}
+			if !sameDescription(tw, p) {
+				s.closeTwin(tw)
+				return pgErrorf(codes.FeatureNotSupported, "this statement holds more rows than --native-row-limit lets the server answer without DuckDB, and DuckDB describes its result otherwise; raise the limit or add a LIMIT")
+			}
+			p.twin = tw
+		}
+		pt.twin = &portal{name: pt.name, stmt: p.twin, params: pt.params, formats: pt.formats}
+	}
+	err := s.runDuck(ctx, pt.twin, maxRows)
+	if pt.twin.done {
+		pt.done, pt.tag = true, pt.twin.tag
+	}
+	return err
+}
+
+// sameDescription: tw's result is described as p's was.
+func sameDescription(tw, p *prepared) bool {
+	if tw.returnsRows != p.returnsRows || len(tw.cols) != len(p.cols) {
+		return false
+	}
+	for i, c := range p.cols {
+		if tw.cols[i].name != c.name || tw.cols[i].typ.OID != c.typ.OID {
+			return false
+		}
+	}
+	return true
+}
+
+// closeTwin releases a twin's DuckDB statement (it is in no session map:
+// releaseStatement of its native statement calls this).
+func (s *session) closeTwin(tw *prepared) {
+	if tw.stmt != nil {
+		tw.stmt.Close()
+		tw.stmt = nil
+	}
+}
