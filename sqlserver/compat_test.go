@@ -334,6 +334,34 @@ func TestCatalogAnswersClientsRead(t *testing.T) {
 			t.Errorf("view fields = %+v", sd.Fields)
 		}
 	})
+	t.Run("origins follow a replaced view and an altered table, though the server keeps them", func(t *testing.T) {
+		attnum := func(q string) uint16 {
+			t.Helper()
+			sd, err := conn.Prepare(ctxT(t), "", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sd.Fields[0].TableAttributeNumber
+		}
+		mustExec(t, conn, "CREATE VIEW shifting AS SELECT 1 AS a, 2 AS b")
+		for range 2 { // the second from the server's cache
+			if got := attnum("SELECT b FROM shifting"); got != 2 {
+				t.Fatalf("b of shifting is column %d, want 2", got)
+			}
+		}
+		mustExec(t, conn, "CREATE OR REPLACE VIEW shifting AS SELECT 2 AS b, 1 AS a")
+		if got := attnum("SELECT b FROM shifting"); got != 1 {
+			t.Errorf("b of the replaced view is column %d, want 1", got)
+		}
+		mustExec(t, conn, "CREATE TABLE widening (a INTEGER)")
+		if got := attnum("SELECT a FROM widening"); got != 1 {
+			t.Fatalf("a of widening is column %d, want 1", got)
+		}
+		mustExec(t, conn, "ALTER TABLE widening ADD COLUMN b INTEGER")
+		if got := attnum("SELECT b FROM widening"); got != 2 {
+			t.Errorf("b of the altered table is column %d, want 2", got)
+		}
+	})
 }
 
 func TestWriteConflictsAreSerializationFailures(t *testing.T) {

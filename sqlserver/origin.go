@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -184,53 +185,46 @@ func (s *session) annotateOrigins(ctx context.Context, p *prepared) {
 	// pragma_table_info binds only this relation; duckdb_columns() would
 	// bind every view of every attached database, the catalog shim's too
 	schemaCond, qualified := "current_schema()", quoteIdent(table)
+	// the relation's OID and definition, then its columns: from the
+	// server's cache when that definition was looked up in this epoch
 	if schema != "" {
 		schemaCond, qualified = quoteLiteral(schema), quoteIdent(schema)+"."+quoteIdent(table)
 	}
-	relation := fmt.Sprintf(`SELECT table_oid AS oid FROM duckdb_tables() WHERE database_name = current_database()
+	relation := fmt.Sprintf(`SELECT table_oid AS oid, sql FROM duckdb_tables() WHERE database_name = current_database()
 	      AND lower(schema_name) = lower(%[1]s) AND lower(table_name) = lower(%[2]s)
 	    UNION ALL
-	    SELECT view_oid FROM duckdb_views() WHERE database_name = current_database()
+	    SELECT view_oid, sql FROM duckdb_views() WHERE database_name = current_database()
 	      AND lower(schema_name) = lower(%[1]s) AND lower(view_name) = lower(%[2]s)`, schemaCond, quoteLiteral(table))
-	q := fmt.Sprintf(`SELECT o.oid, i.name, i.cid + 1 FROM (%s) o, pragma_table_info(%s) i ORDER BY i.cid`, relation, quoteLiteral(qualified))
+	var oid uint32
+	var cols []originColumn
 	if p.native != nil {
 		// a view a native function answers has that function's columns, in
 		// its order (TestNativeViewsCarryColumnOrigins holds them to
-		// DuckDB's): only its OID is looked up. pragma_table_info('urls')
-		// binds the view's read_parquet over every file of the lake, 140 ms
-		// on the 10M bench store, for every prepare of a urls lookup: at
-		// 16 clients some connections waited seconds for their first answer
-		var names []string
-		for _, c := range p.native.fn.Columns {
-			names = append(names, quoteLiteral(c.Name))
+		// DuckDB's): only its OID is looked up
+		o, _, ok := s.queryRelation(ctx, relation)
+		if !ok {
+			return
 		}
-		q = fmt.Sprintf(`SELECT o.oid, c.name, c.attnum FROM (%s) o,
-		  (SELECT unnest([%s]) AS name, unnest(range(1, %d)) AS attnum) c ORDER BY c.attnum`, relation, strings.Join(names, ", "), len(names)+1)
-	}
-	rows, err := s.duck.QueryContext(ctx, q, nil)
-	if err != nil {
-		return // no origin is a correct answer
-	}
-	defer rows.Close()
-	type col struct {
-		name   string
-		attnum int16
-	}
-	var oid uint32
-	var cols []col
-	dest := make([]driver.Value, 3)
-	for {
-		if err := rows.Next(dest); err != nil {
-			if err != io.EOF {
+		oid = o
+		for i, c := range p.native.fn.Columns {
+			cols = append(cols, originColumn{name: c.Name, attnum: int16(i + 1)})
+		}
+	} else {
+		o, def, ok := s.queryRelation(ctx, relation)
+		if !ok {
+			return
+		}
+		oid = o
+		if cols, ok = s.srv.origins.get(o, def, s.srv.readEpoch()); !ok {
+			// pragma_table_info('urls') binds the view's read_parquet over
+			// every file of the lake: 140 ms on the 10M bench store, paid
+			// by every Describe of a DuckDB-path statement over urls until
+			// the columns were kept (originCache)
+			if cols, ok = s.queryColumns(ctx, fmt.Sprintf(`SELECT name, cid + 1 FROM pragma_table_info(%s) ORDER BY cid`, quoteLiteral(qualified))); !ok {
 				return
 			}
-			break
+			s.srv.origins.put(o, def, s.srv.readEpoch(), cols)
 		}
-		o, _ := toInt64(dest[0])
-		n, _ := toInt64(dest[2])
-		name, _ := dest[1].(string)
-		oid = uint32(o)
-		cols = append(cols, col{name: name, attnum: int16(n)})
 	}
 	if len(cols) == 0 {
 		return
@@ -263,4 +257,103 @@ func (s *session) annotateOrigins(ctx context.Context, p *prepared) {
 			p.cols[i].table, p.cols[i].attnum = oid, o.attnum
 		}
 	}
+}
+
+// originColumn is a relation's column: its name and attribute number.
+type originColumn struct {
+	name   string
+	attnum int16
+}
+
+// queryRelation runs relation, a query of one relation's OID and
+// definition (duckdb_tables' or duckdb_views' sql); ok is false unless it
+// answers one row.
+func (s *session) queryRelation(ctx context.Context, relation string) (oid uint32, def string, ok bool) {
+	rows, err := s.duck.QueryContext(ctx, relation, nil)
+	if err != nil {
+		return 0, "", false // no origin is a correct answer
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, 2)
+	n := 0
+	for {
+		if err := rows.Next(dest); err != nil {
+			if err != io.EOF {
+				return 0, "", false
+			}
+			break
+		}
+		o, _ := toInt64(dest[0])
+		oid, n = uint32(o), n+1
+		def, _ = dest[1].(string)
+	}
+	return oid, def, n == 1
+}
+
+// queryColumns runs q, a query of (name, attnum) rows.
+func (s *session) queryColumns(ctx context.Context, q string) ([]originColumn, bool) {
+	rows, err := s.duck.QueryContext(ctx, q, nil)
+	if err != nil {
+		return nil, false
+	}
+	defer rows.Close()
+	var cols []originColumn
+	dest := make([]driver.Value, 2)
+	for {
+		if err := rows.Next(dest); err != nil {
+			if err != io.EOF {
+				return nil, false
+			}
+			break
+		}
+		n, _ := toInt64(dest[1])
+		name, _ := dest[0].(string)
+		cols = append(cols, originColumn{name: name, attnum: int16(n)})
+	}
+	return cols, true
+}
+
+// originCache keeps relations' columns for originsOnce, server-wide. An
+// entry is a relation's OID and definition text in one read epoch: a
+// replaced view has another OID, an altered table another definition, and
+// the urls view, whose text stays while its columns follow the lake's
+// files (docs/format/lake.md, kept fields), is looked up again in each
+// epoch (Config.ReadEpoch changes with every index version and grant).
+// Temp relations are not in it: the relation query reads the current
+// database only.
+type originCache struct {
+	mu      sync.Mutex
+	epoch   uint64
+	entries map[originKey][]originColumn
+}
+
+type originKey struct {
+	oid uint32
+	def string
+}
+
+// maxOriginEntries bounds the cache: a client creating views by the
+// thousand cannot grow it past this; it starts afresh instead.
+const maxOriginEntries = 1024
+
+func (c *originCache) get(oid uint32, def string, epoch uint64) ([]originColumn, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.epoch != epoch {
+		return nil, false
+	}
+	cols, ok := c.entries[originKey{oid, def}]
+	return cols, ok
+}
+
+func (c *originCache) put(oid uint32, def string, epoch uint64, cols []originColumn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.epoch != epoch || len(c.entries) >= maxOriginEntries {
+		c.epoch, c.entries = epoch, nil
+	}
+	if c.entries == nil {
+		c.entries = map[originKey][]originColumn{}
+	}
+	c.entries[originKey{oid, def}] = cols
 }

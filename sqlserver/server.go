@@ -177,6 +177,8 @@ type Server struct {
 	// (copy on write: a statement being prepared reads one whole map)
 	natives   atomic.Pointer[map[string]NativeFunction]
 	nativesMu sync.Mutex // serialises SetNativeFunction
+	// origins: relations' columns, for RowDescription's origins (origin.go)
+	origins originCache
 
 	mu       sync.Mutex
 	draining bool // Shutdown began: no new statement starts; protected by mu
