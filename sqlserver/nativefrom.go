@@ -65,6 +65,12 @@ func (sc *nativeScope) resolve(toks []pgsql.Token, i int) (col, next int) {
 	if i >= len(toks) || !isName(toks[i]) {
 		return -1, i
 	}
+	if toks[i].Kind == pgsql.Ident && duckReserved[strings.ToLower(toks[i].Text)] {
+		// DuckDB's parser refuses a bare reserved word as a column or a
+		// qualifier (SELECT filename, offset FROM urls …), where the
+		// native path answered; after a dot it is a name (u.offset)
+		return -1, i
+	}
 	qual, name := "", toks[i].IdentName()
 	if i+1 < len(toks) && toks[i+1].Text == "." {
 		if i+2 >= len(toks) || !isName(toks[i+2]) {
@@ -84,6 +90,21 @@ func (sc *nativeScope) resolve(toks []pgsql.Token, i int) (col, next int) {
 	}
 	return col, i + 1
 }
+
+// duckReserved are DuckDB 1.5's reserved words (duckdb_keywords() of
+// category reserved; TestReservedWordsAreDuckDBs keeps the two equal).
+var duckReserved = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric both case cast
+		check collate column constraint create default deferrable desc describe distinct do else end
+		except false fetch for foreign from group having in initially intersect into lambda lateral
+		leading limit not null offset on only or order pivot pivot_longer pivot_wider placing primary
+		qualify references returning select show some summarize symmetric table then to trailing true
+		union unique unpivot using variadic when where window with`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // itemScope is the scope of one FROM item's columns, qualified by qual.
 func itemScope(cols []NativeColumn, qual string) nativeScope {

@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -275,6 +276,33 @@ func TestInSetAgreesWithTheList(t *testing.T) {
 			if got, want := set.has(cell), list.has(cell); got != want {
 				t.Fatalf("trial %d: %v in %v: set %v, list %v", trial, cell, vals, got, want)
 			}
+		}
+	}
+}
+
+// TestReservedWordsAreDuckDBs: the native path's list of reserved words
+// (duckReserved) is the bundled DuckDB's, so a bare one used as a column
+// goes to DuckDB, which refuses it, and no other word does.
+func TestReservedWordsAreDuckDBs(t *testing.T) {
+	e, err := OpenEngine(context.Background(), EngineConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	got, err := e.reservedKeywords(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, duckReserved) {
+		t.Errorf("DuckDB's reserved words %v, the native path's %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(duckReserved)))
+	}
+	scope := itemScope([]NativeColumn{{Name: "offset"}, {Name: "url"}}, "u")
+	for _, c := range []struct {
+		ref  string
+		want int
+	}{{"offset", -1}, {`"offset"`, 0}, {"u.offset", 0}, {"url", 1}, {"offset.url", -1}} {
+		if col, _ := scope.resolve(pgsql.Significant(pgsql.Lex(c.ref)), 0); col != c.want {
+			t.Errorf("%s resolves to column %d, want %d", c.ref, col, c.want)
 		}
 	}
 }
