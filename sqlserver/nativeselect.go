@@ -693,9 +693,7 @@ func (sel *nativeSelect) sortRows(stop *stopCheck, rows NativeRows, idx []int) [
 			return idx
 		}
 		k := keys[i*nk : (i+1)*nk : (i+1)*nk]
-		for j, o := range sel.order {
-			k[j] = rows.Cell(r, o.col)
-		}
+		sel.readKeys(rows, r, k)
 		ks[i] = keyedRow{row: r, keys: k}
 	}
 	slices.SortFunc(ks, func(a, b keyedRow) int {
@@ -708,6 +706,13 @@ func (sel *nativeSelect) sortRows(stop *stopCheck, rows NativeRows, idx []int) [
 		idx[i] = k.row
 	}
 	return idx
+}
+
+// readKeys reads row r's ORDER BY cells into keys, in order.
+func (sel *nativeSelect) readKeys(rows NativeRows, r int, keys []NativeValue) {
+	for j, o := range sel.order {
+		keys[j] = rows.Cell(r, o.col)
+	}
 }
 
 // compareKeyed is the order of sortRows and topRows: by the ORDER BY keys,
@@ -738,9 +743,7 @@ func (sel *nativeSelect) topRows(stop *stopCheck, rows NativeRows, idx []int, k 
 			return idx[:0]
 		}
 		cand.row = r
-		for j, o := range sel.order {
-			cand.keys[j] = rows.Cell(r, o.col)
-		}
+		sel.readKeys(rows, r, cand.keys)
 		switch {
 		case len(h.rows) < k:
 			heap.Push(&h, keyedRow{row: r, keys: slices.Clone(cand.keys)})
