@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -382,7 +383,7 @@ func (pt *portal) compareParams(n int, t duckdb.Type) (any, error) {
 }
 
 // runNative executes a native call, honouring maxRows like a DuckDB portal.
-func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) error {
+func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) (err error) {
 	p := pt.stmt
 	if pt.native == nil && pt.nativeRows == nil {
 		args := make([]any, len(p.native.args))
@@ -416,6 +417,13 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) erro
 			return err
 		}
 		defer done()
+		defer func() {
+			if errors.Is(err, ErrNativeTooLarge) && qctx.Err() != nil {
+				// a cancel or the timeout came while the rows were counted:
+				// the statement ends here, not in its twin (nativetwin.go)
+				err = qctx.Err()
+			}
+		}()
 		ctx = qctx
 		stop := newStopCheck(qctx)
 		switch {

@@ -447,7 +447,14 @@ func (sel *nativeSelect) apply(stop *stopCheck, rows NativeRows, params func(n i
 		}
 	}
 	stop.weigh(cost)
-	idx := make([]int, 0, min(hi-lo, max(stopAt, 16)))
+	room := min(hi-lo, max(stopAt, 16))
+	if stop.limit > 0 {
+		// N1 bounds the positions kept, and so what is asked of the heap up
+		// front: LIMIT 1000000000 over 50M rows once sized this for every
+		// row the function returned (381 MB)
+		room = min(room, stop.limit*indexOnly+1)
+	}
+	idx := make([]int, 0, room)
 	row := 0 // the row leaf tests
 	leaf := func(k int) truth { return sel.where[k].test(rows.Cell(row, sel.where[k].col), vals[k]) }
 rows:

@@ -2,7 +2,10 @@ package sqlserver
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
+	"slices"
+	"time"
 
 	"github.com/jeroenrinzema/psql-wire/codes"
 )
@@ -18,13 +21,19 @@ import (
 // runNativeOrTwin runs a native portal, or its twin once the native path
 // has refused it as too large (ErrNativeTooLarge comes before any row is
 // sent: the rows are all computed by then).
+//
+// The twin answers within what is left of the statement's
+// statement_timeout (session.spent): the native attempt's time counts.
 func (s *session) runNativeOrTwin(ctx context.Context, pt *portal, maxRows int64) error {
 	if pt.twin == nil {
+		begun := time.Now()
 		err := s.runNative(ctx, pt, maxRows)
 		if !errors.Is(err, ErrNativeTooLarge) {
 			return err
 		}
 		pt.native, pt.nativeRows, pt.nativeNext = nil, nil, 0
+		s.spent = time.Since(begun)
+		defer func() { s.spent = 0 }()
 		p := pt.stmt
 		if p.twin == nil {
 			tw, err := s.prepareAs(ctx, "", p.src, p.paramOIDs, false)
@@ -37,13 +46,38 @@ func (s *session) runNativeOrTwin(ctx context.Context, pt *portal, maxRows int64
 			}
 			p.twin = tw
 		}
-		pt.twin = &portal{name: pt.name, stmt: p.twin, params: pt.params, formats: pt.formats}
+		params, err := p.native.twinParams(pt.params)
+		if err != nil {
+			return err
+		}
+		pt.twin = &portal{name: pt.name, stmt: p.twin, params: params, formats: pt.formats}
 	}
 	err := s.runDuck(ctx, pt.twin, maxRows)
 	if pt.twin.done {
 		pt.done, pt.tag = true, pt.twin.tag
 	}
 	return err
+}
+
+// twinParams are the portal's values as the native path reads them: each
+// $n that is a function's argument converted to the argument's type
+// (convertArg). A driver that declares $1 int8 (JDBC's setLong) or
+// varchar gets dataset_domains($1) answered natively, where DuckDB's
+// binder looks for dataset_domains(BIGINT) and finds none: the twin must
+// answer what the native statement would have.
+func (c *nativeCall) twinParams(params []driver.NamedValue) ([]driver.NamedValue, error) {
+	out := slices.Clone(params)
+	for i, a := range c.args {
+		if a.param == 0 || a.param > len(out) || out[a.param-1].Value == nil {
+			continue
+		}
+		v, err := convertArg(out[a.param-1].Value, c.fn.Args[i])
+		if err != nil {
+			return nil, err
+		}
+		out[a.param-1].Value = v
+	}
+	return out, nil
 }
 
 // sameDescription: tw's result is described as p's was.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -93,11 +94,13 @@ func TestNativeRowLimitHandsStatementsToDuckDB(t *testing.T) {
 	if got := answer(limited, "SELECT range FROM nodb('x') ORDER BY range DESC LIMIT 2"); got != "9 8" {
 		t.Errorf("within the limit, nodb answered %q, want 9 8", got)
 	}
-	// Executes of at most n rows, over the extended protocol
+	// Executes of at most n rows, over the extended protocol; $1 declared
+	// text (a driver's setString), which the native path converts to the
+	// argument's BIGINT and DuckDB's binder would not
 	for _, limits := range [][]uint32{{3, 3, 0}, {0}, {10, 1}} {
 		var answers [2][]string
 		for k, s := range []*testServer{limited, unlimited} {
-			msgs := []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "SELECT range FROM range($1) ORDER BY range DESC"}, &pgproto3.Bind{Parameters: [][]byte{[]byte("10")}}}
+			msgs := []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "SELECT range FROM range($1) ORDER BY range DESC", ParameterOIDs: []uint32{25}}, &pgproto3.Bind{Parameters: [][]byte{[]byte("10")}}}
 			for _, n := range limits {
 				msgs = append(msgs, &pgproto3.Execute{MaxRows: n})
 			}
@@ -107,4 +110,23 @@ func TestNativeRowLimitHandsStatementsToDuckDB(t *testing.T) {
 			t.Errorf("Executes of at most %v rows: over the limit %q, without one %q", limits, answers[0], answers[1])
 		}
 	}
+}
+
+// TestNativeRowLimitKeepsTheTimeout: a statement_timeout that passes while
+// the native path counts a statement's rows ends it with 57014; its DuckDB
+// twin does not start afresh with a whole timeout of its own.
+func TestNativeRowLimitKeepsTheTimeout(t *testing.T) {
+	slowRange := nativeRange
+	slowRange.Rows = func(_ context.Context, args []any) (sqlserver.NativeRows, error) {
+		time.Sleep(300 * time.Millisecond) // a function that looks at no context
+		return rangeRows{n: int(args[0].(int64))}, nil
+	}
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.NativeFunctions = map[string]sqlserver.NativeFunction{"range": slowRange}
+		c.TableFunctionArgs, c.NativeRowLimit = map[string][]uint32{"range": {sqlserver.OIDInt8}}, 4
+	})
+	conn := s.connect(t)
+	mustExec(t, conn, "SET statement_timeout = '100ms'")
+	_, err := conn.Exec(ctxT(t), "SELECT range FROM range(5000) ORDER BY range DESC")
+	wantCode(t, err, "57014")
 }

@@ -102,6 +102,11 @@ type session struct {
 	// executeBatch).
 	implicit bool
 
+	// spent: while a native statement's DuckDB twin is prepared and run,
+	// the time its native attempt took, which statementContext takes from
+	// statement_timeout (nativetwin.go)
+	spent time.Duration
+
 	mu      sync.Mutex
 	running context.CancelFunc // cancels the statement in flight; protected by mu
 	act     activity           // pg_stat_activity's row; protected by mu (activity.go S1)
@@ -1128,6 +1133,9 @@ func (s *session) statementContext(ctx context.Context) (context.Context, contex
 		timeout = cap // the role's ceiling (limits.go)
 	}
 	ctx = withStatementMemo(ctx, s.srv.cfg.NativeRowLimit) // stmtmemo.go; N1
+	if timeout > 0 && s.spent > 0 {
+		timeout = max(timeout-s.spent, time.Nanosecond) // a twin's: nativetwin.go
+	}
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	} else {
