@@ -361,6 +361,26 @@ func TestCatalogAnswersClientsRead(t *testing.T) {
 		if got := attnum("SELECT b FROM widening"); got != 2 {
 			t.Errorf("b of the altered table is column %d, want 2", got)
 		}
+		// a view keeps its OID and text while the table it reads is
+		// created again otherwise (O1)
+		mustExec(t, conn, "CREATE TABLE based (a INTEGER, b INTEGER)", "CREATE VIEW onbased AS SELECT * FROM based")
+		if got := attnum("SELECT b FROM onbased"); got != 2 {
+			t.Fatalf("b of onbased is column %d, want 2", got)
+		}
+		mustExec(t, conn, "DROP TABLE based", "CREATE TABLE based (b INTEGER, a INTEGER)")
+		if got := attnum("SELECT b FROM onbased"); got != 1 {
+			t.Errorf("b of onbased over the new table is column %d, want 1", got)
+		}
+		// another session's TEMP namesake is its own (O2)
+		mustExec(t, conn, "CREATE TABLE shadowed (a INTEGER, b INTEGER)")
+		other := s.connect(t)
+		mustExec(t, other, "CREATE TEMP TABLE shadowed (z INTEGER, y INTEGER, a INTEGER)")
+		if _, err := other.Prepare(ctxT(t), "", "SELECT a FROM shadowed"); err != nil {
+			t.Fatal(err)
+		}
+		if got := attnum("SELECT a FROM shadowed"); got != 1 {
+			t.Errorf("a of shadowed is column %d after a TEMP namesake's Describe, want 1", got)
+		}
 	})
 }
 

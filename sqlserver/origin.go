@@ -190,32 +190,37 @@ func (s *session) annotateOrigins(ctx context.Context, p *prepared) {
 	if schema != "" {
 		schemaCond, qualified = quoteLiteral(schema), quoteIdent(schema)+"."+quoteIdent(table)
 	}
-	relation := fmt.Sprintf(`SELECT table_oid AS oid, sql FROM duckdb_tables() WHERE database_name = current_database()
+	relation := fmt.Sprintf(`SELECT table_oid AS oid, sql, false AS is_view FROM duckdb_tables() WHERE database_name = current_database()
 	      AND lower(schema_name) = lower(%[1]s) AND lower(table_name) = lower(%[2]s)
 	    UNION ALL
-	    SELECT view_oid, sql FROM duckdb_views() WHERE database_name = current_database()
+	    SELECT view_oid, sql, true FROM duckdb_views() WHERE database_name = current_database()
 	      AND lower(schema_name) = lower(%[1]s) AND lower(view_name) = lower(%[2]s)`, schemaCond, quoteLiteral(table))
-	var oid uint32
+	if p.native == nil {
+		// and whether the session has a TEMP relation of the name, which
+		// pragma_table_info reads first (originCache's O2)
+		relation = fmt.Sprintf(`SELECT *, (SELECT count(*) FROM duckdb_tables() WHERE temporary AND lower(table_name) = lower(%[2]s))
+		    + (SELECT count(*) FROM duckdb_views() WHERE temporary AND lower(view_name) = lower(%[2]s)) AS temps FROM (%[1]s)`, relation, quoteLiteral(table))
+	}
+	rel, ok := s.queryRelation(ctx, relation)
+	if !ok {
+		return
+	}
+	oid := rel.oid
 	var cols []originColumn
 	if p.native != nil {
 		// a view a native function answers has that function's columns, in
 		// its order (TestNativeViewsCarryColumnOrigins holds them to
 		// DuckDB's): only its OID is looked up
-		o, _, ok := s.queryRelation(ctx, relation)
-		if !ok {
-			return
-		}
-		oid = o
 		for i, c := range p.native.fn.Columns {
 			cols = append(cols, originColumn{name: c.Name, attnum: int16(i + 1)})
 		}
 	} else {
-		o, def, ok := s.queryRelation(ctx, relation)
-		if !ok {
-			return
+		epoch := s.srv.readEpoch()
+		cacheable := s.originsCacheable(rel, table)
+		if cacheable {
+			cols, ok = s.srv.origins.get(rel.oid, rel.def, epoch)
 		}
-		oid = o
-		if cols, ok = s.srv.origins.get(o, def, s.srv.readEpoch()); !ok {
+		if !cacheable || !ok {
 			// pragma_table_info('urls') binds the view's read_parquet over
 			// every file of the lake: 140 ms on the 10M bench store, paid
 			// by every Describe of a DuckDB-path statement over urls until
@@ -223,7 +228,9 @@ func (s *session) annotateOrigins(ctx context.Context, p *prepared) {
 			if cols, ok = s.queryColumns(ctx, fmt.Sprintf(`SELECT name, cid + 1 FROM pragma_table_info(%s) ORDER BY cid`, quoteLiteral(qualified))); !ok {
 				return
 			}
-			s.srv.origins.put(o, def, s.srv.readEpoch(), cols)
+			if cacheable {
+				s.srv.origins.put(rel.oid, rel.def, epoch, cols)
+			}
 		}
 	}
 	if len(cols) == 0 {
@@ -265,29 +272,58 @@ type originColumn struct {
 	attnum int16
 }
 
-// queryRelation runs relation, a query of one relation's OID and
-// definition (duckdb_tables' or duckdb_views' sql); ok is false unless it
-// answers one row.
-func (s *session) queryRelation(ctx context.Context, relation string) (oid uint32, def string, ok bool) {
+// relationRow is what annotateOrigins' relation query says of a table or
+// view: its OID, its definition, and whether the session has a TEMP
+// relation of its name (temps, for DuckDB-path statements).
+type relationRow struct {
+	oid    uint32
+	def    string
+	isView bool
+	temps  int64
+}
+
+// queryRelation runs relation, a query of one relation's OID, definition
+// (duckdb_tables' or duckdb_views' sql), kind and, where asked, TEMP
+// namesakes; ok is false unless it answers one row.
+func (s *session) queryRelation(ctx context.Context, relation string) (rel relationRow, ok bool) {
 	rows, err := s.duck.QueryContext(ctx, relation, nil)
 	if err != nil {
-		return 0, "", false // no origin is a correct answer
+		return rel, false // no origin is a correct answer
 	}
 	defer rows.Close()
-	dest := make([]driver.Value, 2)
+	dest := make([]driver.Value, len(rows.Columns()))
 	n := 0
 	for {
 		if err := rows.Next(dest); err != nil {
 			if err != io.EOF {
-				return 0, "", false
+				return rel, false
 			}
 			break
 		}
 		o, _ := toInt64(dest[0])
-		oid, n = uint32(o), n+1
-		def, _ = dest[1].(string)
+		rel.oid, n = uint32(o), n+1
+		rel.def, _ = dest[1].(string)
+		rel.isView, _ = dest[2].(bool)
+		if len(dest) > 3 {
+			rel.temps, _ = toInt64(dest[3])
+		}
 	}
-	return oid, def, n == 1
+	return rel, n == 1
+}
+
+// originsCacheable says whether the columns of rel, named table, may come
+// from and go to the server's originCache (O1-O3).
+func (s *session) originsCacheable(rel relationRow, table string) bool {
+	if rel.temps > 0 || s.tx != txIdle {
+		return false // O2, O3
+	}
+	if !rel.isView {
+		return true
+	}
+	name := strings.ToLower(table)
+	_, lookup := s.srv.cfg.PointLookups[name]
+	_, native := s.srv.cfg.NativeViews[name]
+	return lookup || native // O1
 }
 
 // queryColumns runs q, a query of (name, attnum) rows.
@@ -315,12 +351,21 @@ func (s *session) queryColumns(ctx context.Context, q string) ([]originColumn, b
 
 // originCache keeps relations' columns for originsOnce, server-wide. An
 // entry is a relation's OID and definition text in one read epoch: a
-// replaced view has another OID, an altered table another definition, and
-// the urls view, whose text stays while its columns follow the lake's
-// files (docs/format/lake.md, kept fields), is looked up again in each
-// epoch (Config.ReadEpoch changes with every index version and grant).
-// Temp relations are not in it: the relation query reads the current
-// database only.
+// replaced view has another OID, an altered table another definition
+// (ALTER keeps the OID), and the urls view, whose text stays while its
+// columns follow the lake's files (docs/format/lake.md, kept fields), is
+// looked up again in each epoch (Config.ReadEpoch changes with every index
+// version and grant). What else the key does not fix is kept out:
+//
+//	O1. Of views, only the server's own (Config.PointLookups and
+//	    NativeViews: urls, domains, datasets), whose bodies read functions:
+//	    another view's columns follow the tables it reads, which can be
+//	    dropped and created again under its unchanged OID and text.
+//	O2. Nothing is read or kept for a session that has a TEMP relation of
+//	    the name, which pragma_table_info reads first: a reader's TEMP tt
+//	    (z, y, a) once gave every session column 3 for a of main.tt (a, b).
+//	O3. Nor inside a transaction block, whose catalog may hold DDL no
+//	    other session sees, or an older snapshot than its epoch says.
 type originCache struct {
 	mu      sync.Mutex
 	epoch   uint64
