@@ -65,7 +65,7 @@ func (sc *nativeScope) resolve(toks []pgsql.Token, i int) (col, next int) {
 	if i >= len(toks) || !isName(toks[i]) {
 		return -1, i
 	}
-	if toks[i].Kind == pgsql.Ident && duckReserved[strings.ToLower(toks[i].Text)] {
+	if bareNoColumn(toks[i]) {
 		// DuckDB's parser refuses a bare reserved word as a column or a
 		// qualifier (SELECT filename, offset FROM urls …), where the
 		// native path answered; after a dot it is a name (u.offset)
@@ -91,20 +91,33 @@ func (sc *nativeScope) resolve(toks []pgsql.Token, i int) (col, next int) {
 	return col, i + 1
 }
 
-// duckReserved are DuckDB 1.5's reserved words (duckdb_keywords() of
-// category reserved; TestReservedWordsAreDuckDBs keeps the two equal).
-var duckReserved = func() map[string]bool {
+// duckNoColumn are the words DuckDB 1.5 never reads as a bare column
+// name: its reserved words (true, false and null among them, which are
+// literals) and the type_function words its parser refuses there (left,
+// full, is, …; not columns, generated, map, struct or try_cast).
+// TestNoColumnWordsAreDuckDBs holds the list to DuckDB's parser. A kept
+// field may be named any of them (catalog/fields.go), and quoted or
+// qualified it is a name.
+var duckNoColumn = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric both case cast
 		check collate column constraint create default deferrable desc describe distinct do else end
 		except false fetch for foreign from group having in initially intersect into lambda lateral
 		leading limit not null offset on only or order pivot pivot_longer pivot_wider placing primary
 		qualify references returning select show some summarize symmetric table then to trailing true
-		union unique unpivot using variadic when where window with`) {
+		union unique unpivot using variadic when where window with
+		anti asof at authorization binary by collation concurrently cross freeze full glob ilike inner
+		is isnull join left like natural notnull outer overlaps positional right semi similar
+		tablesample unpack verbose`) {
 		m[w] = true
 	}
 	return m
 }()
+
+// bareNoColumn: t is a bare word DuckDB reads as no column (duckNoColumn).
+func bareNoColumn(t pgsql.Token) bool {
+	return t.Kind == pgsql.Ident && duckNoColumn[strings.ToLower(t.Text)]
+}
 
 // itemScope is the scope of one FROM item's columns, qualified by qual.
 func itemScope(cols []NativeColumn, qual string) nativeScope {
@@ -195,8 +208,8 @@ func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[stri
 			return nil, nil
 		}
 		for i += 2; ; i += 2 {
-			if i+1 >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent {
-				return nil, nil
+			if i+1 >= len(toks) || toks[i].Kind != pgsql.Ident && toks[i].Kind != pgsql.QIdent || bareNoColumn(toks[i]) {
+				return nil, nil // USING (url, offset): DuckDB's syntax error
 			}
 			named := func(c NativeColumn) bool { return c.Name == toks[i].IdentName() }
 			lc, rc := slices.IndexFunc(l.fn.Columns, named), slices.IndexFunc(r.fn.Columns, named)

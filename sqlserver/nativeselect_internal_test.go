@@ -280,29 +280,72 @@ func TestInSetAgreesWithTheList(t *testing.T) {
 	}
 }
 
-// TestReservedWordsAreDuckDBs: the native path's list of reserved words
-// (duckReserved) is the bundled DuckDB's, so a bare one used as a column
-// goes to DuckDB, which refuses it, and no other word does.
-func TestReservedWordsAreDuckDBs(t *testing.T) {
+// TestNoColumnWordsAreDuckDBs: the native path's words that are no bare
+// column (duckNoColumn) are DuckDB's reserved words and the type_function
+// words its parser refuses as a column, so a statement with one goes to
+// DuckDB, which refuses it, and no other word does.
+func TestNoColumnWordsAreDuckDBs(t *testing.T) {
 	e, err := OpenEngine(context.Background(), EngineConfig{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	got, err := e.reservedKeywords(context.Background())
+	rows, err := e.db.Query(`SELECT lower(keyword_name), keyword_category FROM duckdb_keywords()`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !maps.Equal(got, duckReserved) {
-		t.Errorf("DuckDB's reserved words %v, the native path's %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(duckReserved)))
+	var words []string
+	category := map[string]string{}
+	for rows.Next() {
+		var w, c string
+		if err := rows.Scan(&w, &c); err != nil {
+			t.Fatal(err)
+		}
+		words, category[w] = append(words, w), c
 	}
-	scope := itemScope([]NativeColumn{{Name: "offset"}, {Name: "url"}}, "u")
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, w := range words {
+		_, refused := e.db.Exec(`SELECT ` + w + ` FROM (SELECT 1 AS "` + w + `") t`)
+		if category[w] == "reserved" || refused != nil {
+			want[w] = true
+		}
+	}
+	if !maps.Equal(want, duckNoColumn) {
+		t.Errorf("DuckDB reads as no column %v; the native path %v", slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(duckNoColumn)))
+	}
+	scope := itemScope([]NativeColumn{{Name: "offset"}, {Name: "url"}, {Name: "left"}}, "u")
 	for _, c := range []struct {
 		ref  string
 		want int
-	}{{"offset", -1}, {`"offset"`, 0}, {"u.offset", 0}, {"url", 1}, {"offset.url", -1}} {
+	}{{"offset", -1}, {`"offset"`, 0}, {"u.offset", 0}, {"url", 1}, {"offset.url", -1}, {"left", -1}, {"u.left", 2}} {
 		if col, _ := scope.resolve(pgsql.Significant(pgsql.Lex(c.ref)), 0); col != c.want {
 			t.Errorf("%s resolves to column %d, want %d", c.ref, col, c.want)
+		}
+	}
+}
+
+// TestUsingListRefusesNoColumnWords: a bare reserved word in a join's
+// USING list is DuckDB's syntax error, not a native join.
+func TestUsingListRefusesNoColumnWords(t *testing.T) {
+	fn := NativeFunction{
+		Args:    []duckdb.Type{duckdb.TYPE_VARCHAR},
+		Columns: []NativeColumn{{Name: "url", Type: duckdb.TYPE_VARCHAR, Unique: true}, {Name: "offset", Type: duckdb.TYPE_BIGINT}},
+		Run:     func(context.Context, []any) ([][]any, error) { return nil, nil },
+	}
+	fns := map[string]NativeFunction{"f": fn}
+	for q, native := range map[string]bool{
+		`SELECT a.url FROM f('x') AS a JOIN f('y') AS b USING (url)`:                              true,
+		`SELECT a.url FROM f('x') AS a JOIN f('y') AS b USING (url, "offset")`:                    true,
+		`SELECT a.url FROM f('x') AS a JOIN f('y') AS b USING (url, offset)`:                      false,
+		`SELECT a.url FROM f('x') AS a JOIN f('y') AS b ON a.url = b.url`:                         true,
+		`SELECT a.url FROM f('x') AS a JOIN f('y') AS b ON a.offset = b.offset AND a.url = b.url`: true,
+	} {
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(q)), fns, nil, nil)
+		if err != nil || (nc != nil) != native {
+			t.Errorf("%s: native %v (%v), want %v", q, nc != nil, err, native)
 		}
 	}
 }
