@@ -198,8 +198,10 @@ func (f URLIndexFuncs) reverseNativeRowsUsing(ctx context.Context, args []any, u
 	if err != nil || c == nil {
 		return nil, err
 	}
-	if n := c.ids.GetCardinality(); n > math.MaxInt32 || sqlserver.NativeRowsOver(ctx, int(n)) {
-		// the server's N1: DuckDB's table function streams them instead
+	if n := c.ids.GetCardinality(); n > math.MaxInt32 || sqlserver.NativeRowsOver(ctx, int(n)*(1+len(c.operands))) {
+		// the server's N1, which counts 8-byte positions: an id and a
+		// count per operand a row. DuckDB's table function streams them
+		// instead
 		return nil, sqlserver.ErrNativeTooLarge
 	}
 	need := needCounts(used, len(c.operands))
