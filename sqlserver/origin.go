@@ -286,29 +286,44 @@ type relationRow struct {
 // (duckdb_tables' or duckdb_views' sql), kind and, where asked, TEMP
 // namesakes; ok is false unless it answers one row.
 func (s *session) queryRelation(ctx context.Context, relation string) (rel relationRow, ok bool) {
-	rows, err := s.duck.QueryContext(ctx, relation, nil)
+	n := 0
+	ok = s.eachRow(ctx, relation, func(row []driver.Value) {
+		o, _ := toInt64(row[0])
+		rel.oid, n = uint32(o), n+1
+		rel.def, _ = row[1].(string)
+		rel.isView, _ = row[2].(bool)
+		if len(row) > 3 {
+			rel.temps, _ = toInt64(row[3])
+		}
+	})
+	return rel, ok && n == 1
+}
+
+// queryColumns runs q, a query of (name, attnum) rows.
+func (s *session) queryColumns(ctx context.Context, q string) (cols []originColumn, ok bool) {
+	ok = s.eachRow(ctx, q, func(row []driver.Value) {
+		n, _ := toInt64(row[1])
+		name, _ := row[0].(string)
+		cols = append(cols, originColumn{name: name, attnum: int16(n)})
+	})
+	return cols, ok
+}
+
+// eachRow runs q on the session's connection and calls each with every
+// row; false if it failed (no origin is a correct answer).
+func (s *session) eachRow(ctx context.Context, q string, each func(row []driver.Value)) bool {
+	rows, err := s.duck.QueryContext(ctx, q, nil)
 	if err != nil {
-		return rel, false // no origin is a correct answer
+		return false
 	}
 	defer rows.Close()
 	dest := make([]driver.Value, len(rows.Columns()))
-	n := 0
 	for {
 		if err := rows.Next(dest); err != nil {
-			if err != io.EOF {
-				return rel, false
-			}
-			break
+			return err == io.EOF
 		}
-		o, _ := toInt64(dest[0])
-		rel.oid, n = uint32(o), n+1
-		rel.def, _ = dest[1].(string)
-		rel.isView, _ = dest[2].(bool)
-		if len(dest) > 3 {
-			rel.temps, _ = toInt64(dest[3])
-		}
+		each(dest)
 	}
-	return rel, n == 1
 }
 
 // originsCacheable says whether the columns of rel, named table, may come
@@ -324,29 +339,6 @@ func (s *session) originsCacheable(rel relationRow, table string) bool {
 	_, lookup := s.srv.cfg.PointLookups[name]
 	_, native := s.srv.cfg.NativeViews[name]
 	return lookup || native // O1
-}
-
-// queryColumns runs q, a query of (name, attnum) rows.
-func (s *session) queryColumns(ctx context.Context, q string) ([]originColumn, bool) {
-	rows, err := s.duck.QueryContext(ctx, q, nil)
-	if err != nil {
-		return nil, false
-	}
-	defer rows.Close()
-	var cols []originColumn
-	dest := make([]driver.Value, 2)
-	for {
-		if err := rows.Next(dest); err != nil {
-			if err != io.EOF {
-				return nil, false
-			}
-			break
-		}
-		n, _ := toInt64(dest[1])
-		name, _ := dest[0].(string)
-		cols = append(cols, originColumn{name: name, attnum: int16(n)})
-	}
-	return cols, true
 }
 
 // originCache keeps relations' columns for originsOnce, server-wide. An
