@@ -41,7 +41,8 @@ func (s *session) runNativeOrTwin(ctx context.Context, pt *portal, maxRows int64
 				return err
 			}
 			if !sameDescription(tw, p) {
-				s.closeTwin(tw)
+				tw.closed = true
+				s.releaseStatement(tw) // in no session map: closed, it goes now
 				return pgErrorf(codes.FeatureNotSupported, "this statement holds more rows than --native-row-limit lets the server answer without DuckDB, and DuckDB describes its result otherwise; raise the limit or add a LIMIT")
 			}
 			p.twin = tw
@@ -91,13 +92,4 @@ func sameDescription(tw, p *prepared) bool {
 		}
 	}
 	return true
-}
-
-// closeTwin releases a twin's DuckDB statement (it is in no session map:
-// releaseStatement of its native statement calls this).
-func (s *session) closeTwin(tw *prepared) {
-	if tw.stmt != nil {
-		tw.stmt.Close()
-		tw.stmt = nil
-	}
 }

@@ -185,11 +185,11 @@ func (s *session) annotateOrigins(ctx context.Context, p *prepared) {
 	// pragma_table_info binds only this relation; duckdb_columns() would
 	// bind every view of every attached database, the catalog shim's too
 	schemaCond, qualified := "current_schema()", quoteIdent(table)
-	// the relation's OID and definition, then its columns: from the
-	// server's cache when that definition was looked up in this epoch
 	if schema != "" {
 		schemaCond, qualified = quoteLiteral(schema), quoteIdent(schema)+"."+quoteIdent(table)
 	}
+	// the relation's OID and definition, then its columns: from the
+	// server's cache when that definition was looked up in this epoch
 	relation := fmt.Sprintf(`SELECT table_oid AS oid, sql, false AS is_view FROM duckdb_tables() WHERE database_name = current_database()
 	      AND lower(schema_name) = lower(%[1]s) AND lower(table_name) = lower(%[2]s)
 	    UNION ALL

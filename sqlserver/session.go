@@ -1454,9 +1454,10 @@ func (s *session) releaseStatement(p *prepared) {
 		p.stmt.Close()
 		p.stmt = nil
 	}
-	if p.twin != nil {
-		s.closeTwin(p.twin)
-		p.twin = nil
+	if tw := p.twin; tw != nil {
+		// its portals are the native statement's, closed before it
+		p.twin, tw.closed = nil, true
+		s.releaseStatement(tw)
 	}
 	if inner := p.inner; inner != nil {
 		// a cursor may still read from the inner statement: it goes when
