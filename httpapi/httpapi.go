@@ -178,7 +178,7 @@ func (a *api) domain(w http.ResponseWriter, r *http.Request) {
 	snap := a.cfg.Snapshot()
 	id, ok, err := snap.DomainID(d)
 	if err != nil {
-		a.internal(w, err)
+		a.internal(w, r, err)
 		return
 	}
 	if !ok {
@@ -187,7 +187,7 @@ func (a *api) domain(w http.ResponseWriter, r *http.Request) {
 	}
 	ds, err := snap.DomainDatasets(d)
 	if err != nil {
-		a.internal(w, err)
+		a.internal(w, r, err)
 		return
 	}
 	visible := a.visible(r, snap)
@@ -258,7 +258,7 @@ func (a *api) urls(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		a.internal(w, err)
+		a.internal(w, r, err)
 		return
 	}
 	resp := URLsResponse{Domain: d, DatasetID: uint32(id), Version: snap.Version.Version, Total: total, Offset: offset, Items: make([]URLItem, 0, len(rows))}
@@ -286,9 +286,17 @@ func intParam(s string, def int64) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
-func (a *api) internal(w http.ResponseWriter, err error) {
+// internal answers a failure of the server, not of the request. Only an
+// admin is told its cause: it may name where the server keeps its files
+// (a lake file it could not read), which a stranger must not learn
+// (docs/security.md, "Host paths"); the log keeps it for everyone.
+func (a *api) internal(w http.ResponseWriter, r *http.Request, err error) {
 	a.cfg.Log.Error("http api", "err", redact.Error(err)) // 001 §8
-	writeError(w, http.StatusInternalServerError, "internal error: "+err.Error())
+	if access.FromContext(r.Context()).Role == access.Admin {
+		writeError(w, http.StatusInternalServerError, "internal error: "+err.Error())
+		return
+	}
+	writeError(w, http.StatusInternalServerError, "internal error: the server's log has its cause")
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

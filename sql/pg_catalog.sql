@@ -431,7 +431,9 @@ CREATE OR REPLACE MACRO dhsi_sys.pg.pg_get_functiondef(p_func_oid) AS
    WHERE m_p.oid = p_func_oid LIMIT 1)
 ;
 -- The session's PostgreSQL parameters first (from the dhsi_settings
--- variable), then DuckDB's own settings.
+-- variable), then DuckDB's own settings: those the dhsi_duck_settings
+-- variable holds, which for a non-admin leaves out the ones that name host
+-- paths (H1, sqlserver/hostpaths.go).
 CREATE OR REPLACE VIEW dhsi_sys.pg.pg_settings AS
   SELECT e.kv.key AS name, e.kv.value AS setting, NULL::VARCHAR AS unit, 'DHSI' AS category,
          NULL::VARCHAR AS short_desc, NULL::VARCHAR AS extra_desc, 'user' AS context,
@@ -445,6 +447,7 @@ CREATE OR REPLACE VIEW dhsi_sys.pg.pg_settings AS
          NULL, NULL, s.value, s.value, NULL, NULL, false
   FROM duckdb_settings() s
   WHERE NOT coalesce(map_contains(getvariable('dhsi_settings'), s.name), false)
+    AND coalesce(map_contains(getvariable('dhsi_duck_settings'), s.name), false)
 ;
 CREATE OR REPLACE VIEW dhsi_sys.pg.pg_description AS
   SELECT c.oid AS objoid, 1259::BIGINT AS classoid, 0 AS objsubid, c.dhsi_comment AS description

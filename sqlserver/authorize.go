@@ -58,10 +58,10 @@ import (
 var safeTableFunctions = map[string]bool{
 	"range": true, "generate_series": true, "unnest": true, "repeat": true, "repeat_row": true,
 	"json_each": true, "json_tree": true, "summary": true, "test_all_types": true,
-	"duckdb_columns": true, "duckdb_constraints": true, "duckdb_databases": true, "duckdb_dependencies": true,
+	"duckdb_columns": true, "duckdb_constraints": true, "duckdb_dependencies": true,
 	"duckdb_functions": true, "duckdb_indexes": true, "duckdb_keywords": true, "duckdb_schemas": true,
 	"duckdb_sequences": true, "duckdb_tables": true, "duckdb_types": true, "duckdb_views": true,
-	"duckdb_settings": true, "duckdb_extensions": true, "duckdb_optimizers": true, "duckdb_variables": true,
+	"duckdb_optimizers": true, "duckdb_variables": true,
 	"duckdb_approx_database_count": true, "duckdb_memory": true,
 	"pragma_table_info": true, "pragma_show": true, "pragma_version": true, "pragma_platform": true,
 	"pragma_collations": true, "pg_timezone_names": true, "icu_calendar_names": true,
@@ -79,11 +79,30 @@ var safeTableFunctions = map[string]bool{
 // are not on safeTableFunctions.
 var sqlTextFunctions = map[string]bool{"json_serialize_plan": true, "json_serialize_sql": true}
 
+// hostPathFunctions are DuckDB 1.5.5's table functions that show host
+// paths (H1, hostpaths.go): settings, database files, the extension
+// directory. Non-admins may not call them (P2); pg_settings and
+// current_setting() answer for the settings, without those paths.
+var hostPathFunctions = map[string]bool{"duckdb_settings": true, "duckdb_databases": true, "duckdb_extensions": true}
+
 // systemViews are DuckDB 1.5.5 views over table functions P2 refuses:
-// named without parentheses they passed it. duckdb_logs, once an admin
-// turned logging on, showed a reader other users' SQL and the files of a
-// dataset hidden from it. Non-admins may not name them (P2).
-var systemViews = map[string]bool{"duckdb_logs": true}
+// named without parentheses they passed it. Non-admins may not name them
+// (P2), for the reason given.
+var systemViews = map[string]string{
+	// once an admin turned logging on, it showed a reader other users' SQL
+	// and the files of a dataset hidden from it
+	"duckdb_logs": "it shows other sessions' statements and the files they open",
+	// database files: H1
+	"duckdb_databases":     "it shows where the server keeps its files",
+	"pragma_database_list": "it shows where the server keeps its files",
+}
+
+// systemCatalog is DuckDB's catalog of built-in objects. Qualified by it,
+// a name skips the server's catalog shim: system.pg_catalog.pg_settings
+// and system.pg_settings are DuckDB's own, with every host path (H1).
+// Non-admins may name it only as system.main, which holds the functions
+// and no view of settings (P2).
+const systemCatalog = "system"
 
 // stackOverflowFunctions are DuckDB 1.5.5 scalar and aggregate functions
 // that recurse once per nesting level of their JSON argument on the
@@ -231,8 +250,14 @@ func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error 
 			if i+1 < len(toks) && toks[i+1].Text == "(" && stackOverflowFunctions[name] {
 				return s.deny("call "+name+"() (DuckDB overflows its stack on deeply nested JSON there, which ends the server)", "the admin role")
 			}
-			if systemViews[name] {
-				return s.deny("read the view "+name+" (it shows other sessions' statements and the files they open)", "the admin role")
+			if i+1 < len(toks) && toks[i+1].Text == "(" && hostPathFunctions[name] {
+				return s.deny("call "+name+"() (it shows where the server keeps its files; pg_settings and current_setting() show the settings)", "the admin role")
+			}
+			if why, ok := systemViews[name]; ok {
+				return s.deny("read the view "+name+" ("+why+")", "the admin role")
+			}
+			if name == systemCatalog && i+2 < len(toks) && toks[i+1].Text == "." && (i == 0 || toks[i-1].Text != ".") && toks[i+2].IdentName() != "main" {
+				return s.deny("name DuckDB's system catalog but as system.main (its pg_catalog shows where the server keeps its files; pg_catalog. names the server's)", "the admin role")
 			}
 			if stackOverflowTypes[name] {
 				return s.deny("use the type "+name+" (DuckDB overflows its stack casting deeply nested JSON to it, which ends the server)", "the admin role")

@@ -59,6 +59,8 @@ type Engine struct {
 	Name string
 
 	tfNames lazy[map[string]bool]
+	// hostDirsOnce holds the directories H2 hides (hostpaths.go)
+	hostDirsOnce lazy[[]string]
 	// reserved holds DuckDB's reserved words (authorize.go, requireTemp)
 	reserved lazy[map[string]bool]
 	// allKeywords holds all of DuckDB's keywords (keywords)

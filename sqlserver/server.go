@@ -103,6 +103,10 @@ type Config struct {
 	// changed, so a statement prepared in an earlier epoch is prepared
 	// again before it runs (planEpoch, E1 in session.go).
 	ReadEpoch func() uint64
+	// HostDirs are directories of the host a non-admin is never told of
+	// (H2, hostpaths.go) besides those DuckDB's settings name: a local
+	// store's root, say.
+	HostDirs []string
 }
 
 // DefaultMaxMessageBytes is Config.MaxMessageBytes's default: far above

@@ -444,6 +444,9 @@ func (s *session) extended(err error) {
 
 func (s *session) sendError(err error) {
 	pe := capMessage(toPGError(err))
+	if s.principal.Role != access.Admin {
+		pe = hideHostDirs(pe, s.srv.engine.hostDirs(s.srv.cfg.HostDirs)) // H2
+	}
 	if obs := s.srv.cfg.Observer; obs != nil {
 		obs.Error(string(pe.Code))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dhsi/dhsi/access"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jeroenrinzema/psql-wire/codes"
 )
@@ -149,7 +150,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 func (s *session) syncVariables(ctx context.Context) error {
 	q := s.settings.duckVariables(s.user, clientSchemas(s.settings.searchPathSchemas()))
 	if !s.duckSettingsSynced {
-		q += "; " + duckSettingsVariable
+		q += "; " + duckSettingsVariable(s.principal.Role == access.Admin)
 	} else if q == s.syncedVariables {
 		return nil
 	}
@@ -157,7 +158,7 @@ func (s *session) syncVariables(ctx context.Context) error {
 		s.syncedVariables = ""
 		return fmt.Errorf("mirror session settings: %w", err)
 	}
-	s.syncedVariables, s.duckSettingsSynced = strings.TrimSuffix(q, "; "+duckSettingsVariable), true
+	s.syncedVariables, s.duckSettingsSynced = strings.TrimSuffix(q, "; "+duckSettingsVariable(s.principal.Role == access.Admin)), true
 	return nil
 }
 

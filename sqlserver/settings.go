@@ -371,8 +371,16 @@ func (s *settings) duckVariables(user string, schemas []string) string {
 // lookup in duckdb_settings() inside the macro would be a subquery, which
 // DuckDB refuses in table function arguments (Grafana's generate_series
 // over the search_path). It reads every DuckDB setting, so it runs only
-// when one may have changed.
-const duckSettingsVariable = "SET VARIABLE dhsi_duck_settings = (SELECT map(list(name), list(value)) FROM duckdb_settings())"
+// when one may have changed. A non-admin's leaves out the settings that
+// name host paths (H1, hostpaths.go), and so do the pg_settings and
+// current_setting() that read it.
+func duckSettingsVariable(admin bool) string {
+	if admin {
+		return "SET VARIABLE dhsi_duck_settings = (SELECT map(list(name), list(value)) FROM duckdb_settings())"
+	}
+	return "SET VARIABLE dhsi_duck_settings = (SELECT map(list(name), list(value)) FROM duckdb_settings() WHERE name NOT IN ('" +
+		strings.Join(hostPathSettings, "', '") + "'))"
+}
 
 // searchPathSchemas splits search_path into schema names.
 func (s *settings) searchPathSchemas() []string {

@@ -769,3 +769,43 @@ func TestLexerDisagreementsRefused(t *testing.T) {
 		t.Errorf("tables the refused statements would have made: %d, %v", n, err)
 	}
 }
+
+// TestErrorsHideHostPaths: an error a non-admin is sent never names where
+// the server keeps its files (sqlserver H2); an admin's names the file. A
+// lake file cut short makes DuckDB name it.
+func TestErrorsHideHostPaths(t *testing.T) {
+	s := startSecurityServer(t)
+	files, err := filepath.Glob(filepath.Join(s.store, "urls", fmt.Sprintf("dataset_id=%d", s.ids["open"]), "*", "*.parquet"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the open dataset's files: %v %v", files, err)
+	}
+	for _, f := range files {
+		if err := os.Truncate(f, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const q = "SELECT count(*) FROM urls WHERE url LIKE '%page%'"
+	for user, wantPath := range map[string]bool{"rita": false, "rob": false, "will": false, "alice": true} {
+		var n int64
+		err := s.connect(t, user).QueryRow(context.Background(), q).Scan(&n)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: %q answered %d over cut files: %v", user, q, n, err)
+		}
+		words := pe.Message + " " + pe.Detail + " " + pe.Hint
+		if got := strings.Contains(words, s.store); got != wantPath {
+			t.Errorf("%s: the store's path in %q: %v, want %v", user, words, got, wantPath)
+		}
+		if !wantPath && (!strings.Contains(words, "<server dir>") || !strings.Contains(words, ".parquet")) {
+			t.Errorf("%s: %q should still say which file, under <server dir>", user, words)
+		}
+		if home, err := os.UserHomeDir(); err == nil && !wantPath && len(home) > 1 && strings.Contains(words, home+"/") {
+			t.Errorf("%s: the home directory in %q", user, words)
+		}
+		// the HTTP API's failure: its cause (the file) for an admin only
+		status, body := s.httpGet(t, user, fmt.Sprintf("/v1/domain/open3.example/datasets/%d/urls", s.ids["open"]))
+		if status != 500 || strings.Contains(body, ".parquet") != wantPath || strings.Contains(body, s.store) {
+			t.Errorf("%s: GET of a cut file's URLs: %d %s (its file wanted: %v)", user, status, body, wantPath)
+		}
+	}
+}

@@ -174,6 +174,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	grants.ValidateDataset = catalog.ValidateDatasetName
+	// where the server keeps its files, which no non-admin is told of
+	// (sqlserver H2): the cache, the temp directory, a local store's root
+	hostDirs := []string{cache, *tempDir}
+	if lp, ok := st.(catalog.LocalPather); ok {
+		if dir, err := lp.LocalPath("urls"); err == nil {
+			hostDirs = append(hostDirs, filepath.Dir(dir))
+		}
+	}
 	var sandbox *sqlserver.Sandbox
 	if len(userList) > 0 {
 		// users configured: sessions are strangers to each other and to the
@@ -210,6 +218,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return urls.readEpoch.Load()
 			},
 			RoleLimits:      limits,
+			HostDirs:        hostDirs,
 			Observer:        observer,
 			ReaderFunctions: append([]string{records.LookupFunction}, udf.ReaderTableFunctions...),
 			// "FROM datasets" in a native statement is dhsi_datasets()
