@@ -711,7 +711,12 @@ func (a *api) serveCDX(w http.ResponseWriter, r *http.Request, fl cdxFlavour, pa
 	visible := a.visible(r, snap)
 	ids, status, err := cdxDatasets(snap, visible, cq)
 	if err != nil {
-		cdxError(w, fl, status, err.Error())
+		msg := err.Error()
+		if status == http.StatusInternalServerError {
+			a.cfg.Log.Error("cdx api", "domain", cq.domain, "err", msg)
+			msg = internalCause(r, err)
+		}
+		cdxError(w, fl, status, msg)
 		return
 	}
 	if err := cq.checkKept(snap, ids); err != nil {
@@ -731,7 +736,7 @@ func (a *api) serveCDX(w http.ResponseWriter, r *http.Request, fl cdxFlavour, pa
 			return
 		}
 		a.cfg.Log.Error("cdx api", "domain", cq.domain, "err", err.Error())
-		cdxError(w, fl, http.StatusInternalServerError, "internal error: "+err.Error())
+		cdxError(w, fl, http.StatusInternalServerError, internalCause(r, err))
 		return
 	}
 	wr.end()

@@ -292,11 +292,16 @@ func intParam(s string, def int64) (int64, error) {
 // (docs/security.md, "Host paths"); the log keeps it for everyone.
 func (a *api) internal(w http.ResponseWriter, r *http.Request, err error) {
 	a.cfg.Log.Error("http api", "err", redact.Error(err)) // 001 §8
+	writeError(w, http.StatusInternalServerError, internalCause(r, err))
+}
+
+// internalCause is what a request's user is told of a failure of the
+// server: its cause for an admin, that the log has it for anyone else.
+func internalCause(r *http.Request, err error) string {
 	if access.FromContext(r.Context()).Role == access.Admin {
-		writeError(w, http.StatusInternalServerError, "internal error: "+err.Error())
-		return
+		return "internal error: " + err.Error()
 	}
-	writeError(w, http.StatusInternalServerError, "internal error: the server's log has its cause")
+	return "internal error: the server's log has its cause"
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

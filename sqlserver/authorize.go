@@ -253,6 +253,12 @@ func (s *session) authorizeNames(ctx context.Context, toks []pgsql.Token) error 
 			if i+1 < len(toks) && toks[i+1].Text == "(" && hostPathFunctions[name] {
 				return s.deny("call "+name+"() (it shows where the server keeps its files; pg_settings and current_setting() show the settings)", "the admin role")
 			}
+			if name == "current_setting" && i > 0 && toks[i-1].Text == "." {
+				// qualified, it is DuckDB's own, which shows every setting
+				// (H1); unqualified, the server's (pg_catalog. is dropped
+				// before these checks)
+				return s.deny("call a qualified current_setting() (DuckDB's own shows where the server keeps its files; current_setting() unqualified answers)", "the admin role")
+			}
 			if why, ok := systemViews[name]; ok {
 				return s.deny("read the view "+name+" ("+why+")", "the admin role")
 			}

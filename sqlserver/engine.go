@@ -59,8 +59,10 @@ type Engine struct {
 	Name string
 
 	tfNames lazy[map[string]bool]
-	// hostDirsOnce holds the directories H2 hides (hostpaths.go)
-	hostDirsOnce lazy[[]string]
+	// hostDirsOnce holds the directories H2 hides, readerProfiling the
+	// profiling metrics of a non-admin (hostpaths.go)
+	hostDirsOnce    lazy[[]string]
+	readerProfiling lazy[string]
 	// reserved holds DuckDB's reserved words (authorize.go, requireTemp)
 	reserved lazy[map[string]bool]
 	// allKeywords holds all of DuckDB's keywords (keywords)

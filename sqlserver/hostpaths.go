@@ -21,11 +21,20 @@ package sqlserver
 //	    authorize.go), as PostgreSQL shows data_directory only to those
 //	    allowed to read all settings.
 //	H2. No error message names a host directory: each of hostDirs in a
-//	    message, detail or hint reads "<server dir>" (sendError). Rows are
-//	    not rewritten: a URL may well contain "/tmp/".
+//	    message, detail or hint reads "<server dir>" (sendError), and so in
+//	    the rows of a plan (prepared.plan, sendRows). EXPLAIN ANALYZE names
+//	    every file a scan read in its operators' extra information, cut
+//	    across the lines of its boxes where no replacement finds it, so a
+//	    non-admin's profile leaves that information out
+//	    (hidePlanFiles: plain EXPLAIN still shows filters and projections,
+//	    and names no file). Other rows are not rewritten: a URL may well
+//	    contain "/tmp/".
 
 import (
 	"context"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -124,21 +133,24 @@ func hideHostDirs(e *Error, dirs []string) *Error {
 	if len(dirs) == 0 {
 		return e
 	}
-	hide := func(s string) string {
-		for _, d := range dirs {
-			if strings.Contains(s, d) {
-				s = replaceDir(s, d)
-			}
-		}
-		return s
-	}
-	msg, detail, hint := hide(e.Message), hide(e.Detail), hide(e.Hint)
+	msg, detail, hint := hideHostDirsIn(e.Message, dirs), hideHostDirsIn(e.Detail, dirs), hideHostDirsIn(e.Hint, dirs)
 	if msg == e.Message && detail == e.Detail && hint == e.Hint {
 		return e
 	}
 	c := *e
 	c.Message, c.Detail, c.Hint = msg, detail, hint
 	return &c
+}
+
+// hideHostDirsIn is s with each of dirs (longest first) replaced where it
+// stands as a path of its own.
+func hideHostDirsIn(s string, dirs []string) string {
+	for _, d := range dirs {
+		if strings.Contains(s, d) {
+			s = replaceDir(s, d)
+		}
+	}
+	return s
 }
 
 // replaceDir replaces dir in s where it stands as a path of its own: not
@@ -154,7 +166,7 @@ func replaceDir(s, dir string) string {
 			return b.String()
 		}
 		end := i + len(dir)
-		before := i == 0 || !pathByte(s[i-1])
+		before := i == 0 || !pathByte(s[i-1]) || strings.HasSuffix(s[:i], "file://")
 		after := end == len(s) || s[end] == filepath.Separator || !pathByte(s[end])
 		b.WriteString(s[:i])
 		if before && after {
@@ -170,4 +182,32 @@ func replaceDir(s, dir string) string {
 func pathByte(c byte) bool {
 	return c == '/' || c == '.' || c == '-' || c == '_' || c == '~' || c == '%' ||
 		'0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+}
+
+// hidePlanFiles sets a non-admin session's profiling metrics to DuckDB's
+// defaults without EXTRA_INFO (H2). The setting is the connection's own,
+// and a non-admin may not set DuckDB settings (P1).
+func (e *Engine) hidePlanFiles(sessionCtx context.Context, conn driver.ExecerContext) error {
+	metrics, err := e.readerProfiling.get(func() (string, error) {
+		// not the session's context: a cancelled first caller must not
+		// fail every later session
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var v string
+		if err := e.db.QueryRowContext(ctx, "SELECT value FROM duckdb_settings() WHERE name = 'custom_profiling_settings'").Scan(&v); err != nil {
+			return "", fmt.Errorf("profiling settings: %w", err)
+		}
+		m := map[string]string{}
+		if err := json.Unmarshal([]byte(v), &m); err != nil {
+			return "", fmt.Errorf("profiling settings %q: %w", v, err)
+		}
+		delete(m, "EXTRA_INFO")
+		b, err := json.Marshal(m)
+		return string(b), err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(sessionCtx, "SET custom_profiling_settings = "+quoteLiteral(metrics), nil)
+	return err
 }

@@ -587,6 +587,9 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 			duck.Close()
 			return fatal(codes.Internal, "%v", err)
 		}
+	} else if err := s.engine.hidePlanFiles(ctx, duck); err != nil { // H2
+		duck.Close()
+		return fatal(codes.Internal, "%v", err)
 	}
 	if err := sess.syncVariables(ctx); err != nil {
 		duck.Close()

@@ -156,7 +156,11 @@ type prepared struct {
 	returnsRows bool
 	// dml: a DuckDB INSERT/UPDATE/DELETE without RETURNING, which reports a
 	// count rather than rows.
-	dml      bool
+	dml bool
+	// plan: the rows are DuckDB's explain_key and explain_value, the
+	// server's words, with host paths in them (EXPLAIN ANALYZE names each
+	// file it read): H2 hides them from a non-admin (hostpaths.go)
+	plan     bool
 	duckType duckdb.StmtType // DuckDB's statement type (kindDuck)
 	// inner is the query of a DECLARE CURSOR or a COPY ... TO STDOUT,
 	// prepared to learn its parameters and columns.
@@ -443,10 +447,11 @@ func (s *session) extended(err error) {
 }
 
 func (s *session) sendError(err error) {
-	pe := capMessage(toPGError(err))
+	pe := toPGError(err)
 	if s.principal.Role != access.Admin {
-		pe = hideHostDirs(pe, s.srv.engine.hostDirs(s.srv.cfg.HostDirs)) // H2
+		pe = hideHostDirs(pe, s.srv.engine.hostDirs(s.srv.cfg.HostDirs)) // H2, before a cap could cut a path
 	}
+	pe = capMessage(pe)
 	if obs := s.srv.cfg.Observer; obs != nil {
 		obs.Error(string(pe.Code))
 	}
@@ -1007,6 +1012,7 @@ func (p *prepared) describeDuck(clientOIDs []uint32, shape *duckdb.Stmt) error {
 	}
 	if p.returnsRows {
 		p.cols = cols
+		p.plan = len(cols) == 2 && cols[0].name == "explain_key" && cols[1].name == "explain_value"
 	}
 	return nil
 }
@@ -1394,6 +1400,10 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 	p := pt.stmt
 	loc := s.settings.location()
 	dest := make([]driver.Value, len(p.cols))
+	var hide []string // H2: a plan's host directories, for a non-admin
+	if p.plan && s.principal.Role != access.Admin {
+		hide = s.srv.engine.hostDirs(s.srv.cfg.HostDirs)
+	}
 	var n int64
 	for {
 		if maxRows > 0 && n >= maxRows {
@@ -1405,6 +1415,11 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 		}
 		if err != nil {
 			return n, false, err
+		}
+		for i, v := range dest {
+			if text, ok := v.(string); ok && hide != nil {
+				dest[i] = hideHostDirsIn(text, hide)
+			}
 		}
 		if err := s.queueRow(p.cols, formats, dest, loc); err != nil {
 			return n, false, err

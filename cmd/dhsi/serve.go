@@ -387,7 +387,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				// the store answers: a Head of the manifest (a missing
 				// manifest is a new store, which is ready too)
 				if _, err := st.Head(ctx, catalog.ManifestKey); err != nil && !errors.Is(err, store.ErrNotFound) {
-					return fmt.Errorf("store %s: %w", st.String(), err)
+					err = fmt.Errorf("store %s: %w", st.String(), err)
+					if len(userList) > 0 {
+						// /readyz asks for no password: with users, a
+						// stranger may call it, and the store's name and
+						// error name host paths (docs/security.md, "Host
+						// paths"); the log keeps them
+						log.Warn("not ready", "err", err)
+						return errors.New("the store does not answer; the server's log has the cause")
+					}
+					return err
 				}
 				return nil
 			}}

@@ -120,6 +120,10 @@ func TestRewrite(t *testing.T) {
 			`select CAST(c.oid AS pg_catalog.regclass), CAST(x AS text)`,
 			`select dhsi_regclass_name(c.oid), CAST(x AS text)`},
 		{"literals are never rewritten", "select 'pg_catalog.pg_class::regclass'", "select 'pg_catalog.pg_class::regclass'"},
+		{"pg_catalog is dropped in any case, quoted or not, as DuckDB folds it",
+			`select * from "PG_CATALOG".pg_settings, PG_Catalog."pg_type", "Pg_Catalog" . x`,
+			`select * from pg_settings, "pg_type", x`},
+		{"pg_catalog qualified by a catalog stays", `select * from system.pg_catalog.pg_settings`, `select * from system.pg_catalog.pg_settings`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -88,8 +88,10 @@ func Rewrite(toks []Token) []Token {
 				}
 			}
 		}
-		// Rule 3: pg_catalog . name (not the third part of a.b.c).
-		if (t.Kind == Ident || t.Kind == QIdent) && t.IdentName() == "pg_catalog" && !prevIsDot(out) {
+		// Rule 3: pg_catalog . name (not the third part of a.b.c). DuckDB
+		// folds a quoted name's case too: "PG_CATALOG".pg_settings was
+		// DuckDB's own, with the server's host paths (sqlserver H1).
+		if (t.Kind == Ident || t.Kind == QIdent) && strings.EqualFold(t.IdentName(), "pg_catalog") && !prevIsDot(out) {
 			if j := NextSignificant(toks, i); j >= 0 && toks[j].Text == "." {
 				if k := NextSignificant(toks, j); k >= 0 && (toks[k].Kind == Ident || toks[k].Kind == QIdent) {
 					i = k - 1 // drop "pg_catalog" and "." (and the space between)

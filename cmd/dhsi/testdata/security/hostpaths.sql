@@ -25,6 +25,24 @@ SELECT setting FROM system.pg_settings WHERE name = 'temp_directory';
 -- name: DuckDB's own pg_settings, spaced and quoted
 -- expect: nonadmin=42501 admin=ok
 SELECT setting FROM SYSTEM . "pg_catalog" . pg_settings WHERE name = 'temp_directory';
+-- name: DuckDB's own pg_settings, its schema quoted in capitals
+-- expect: nonadmin==0
+SELECT count(*) FROM "PG_CATALOG".pg_settings WHERE name IN ('temp_directory', 'secret_directory', 'allowed_directories', 'allowed_paths');
+-- name: DuckDB's own pg_settings, both names quoted in mixed case
+-- expect: nonadmin==0
+SELECT count(*) FROM "Pg_Catalog"."pg_settings" WHERE name = 'temp_directory';
+-- name: DuckDB's own current_setting, qualified by the schema
+-- expect: nonadmin=42501 admin=ok
+SELECT main.current_setting('temp_directory');
+-- name: DuckDB's own current_setting, qualified by catalog and schema
+-- expect: nonadmin=42501 admin=ok
+SELECT system.main.current_setting('allowed_directories');
+-- name: DuckDB's own current_setting, quoted
+-- expect: nonadmin=42501
+SELECT "main"."current_setting"('secret_directory');
+-- name: DuckDB's own current_setting inside a TEMP macro
+-- expect: nonadmin=42501
+CREATE TEMP MACRO hp(n) AS system.main.current_setting(n);
 -- name: the extension directory
 -- expect: nonadmin=42501 admin=error
 SELECT install_path FROM duckdb_extensions();
