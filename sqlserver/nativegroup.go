@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"bytes"
 	"encoding/binary"
 	"slices"
 	"strconv"
@@ -316,7 +317,8 @@ func (g *nativeGroup) groupRows(stop *stopCheck, fnCols []NativeColumn, rows Nat
 	index := map[string]int{}
 	var first []int // each group's first row
 	var states []aggState
-	var key []byte
+	var key, prev []byte
+	n := -1 // the group of the row before, whose key is prev
 	for r := range rows.Len() {
 		if stop.stop() {
 			return nil, stop.err
@@ -325,15 +327,22 @@ func (g *nativeGroup) groupRows(stop *stopCheck, fnCols []NativeColumn, rows Nat
 		for _, c := range g.keys {
 			key = appendGroupKey(key, rows.Cell(r, c))
 		}
-		n, ok := index[string(key)]
-		if !ok {
-			n = len(first)
-			if stop.over(n+1, false) {
-				return nil, ErrNativeTooLarge // N1: the groups' keys and states
+		// rows come in runs of one group (a domain's URLs, dataset by
+		// dataset): the row before's group spares a lookup (the map was a
+		// third of a GROUP BY dataset_id's time)
+		if n < 0 || !bytes.Equal(key, prev) {
+			prev = append(prev[:0], key...)
+			if m, ok := index[string(key)]; ok {
+				n = m
+			} else {
+				n = len(first)
+				if stop.over(n+1, false) {
+					return nil, ErrNativeTooLarge // N1: the groups' keys and states
+				}
+				index[string(key)] = n
+				first = append(first, r)
+				states = append(states, make([]aggState, len(g.aggs))...)
 			}
-			index[string(key)] = n
-			first = append(first, r)
-			states = append(states, make([]aggState, len(g.aggs))...)
 		}
 		st := states[n*len(g.aggs) : (n+1)*len(g.aggs)]
 		for k := range g.aggs {
