@@ -48,6 +48,22 @@ func TestBusyGaugeCountsSessionsPerEpoch(t *testing.T) {
 	if g.on() {
 		t.Fatal("on with 1 session after an idle gap")
 	}
+	// sessions handling a message count although they received it epochs
+	// ago: long statements
+	for range 3 {
+		g.enter()
+	}
+	touchAll(30, 0) // one message in this epoch, three statements running
+	if !g.on() {
+		t.Fatal("off with 3 sessions handling a message, threshold 2")
+	}
+	for range 3 {
+		g.leave()
+	}
+	touchAll(40, 0)
+	if g.on() {
+		t.Fatal("on once the statements ended and one session is busy")
+	}
 	never := newBusyGauge(-1)
 	var l int64
 	for range 10 {

@@ -340,6 +340,12 @@ func (s *session) goodbye() error {
 // breaks.
 func (s *session) serve(ctx context.Context) error {
 	defer s.closeAll()
+	working := false // counted in busyGauge.working (enter, leave)
+	defer func() {
+		if working {
+			s.srv.busy.leave()
+		}
+	}()
 	if err := s.be.Flush(); err != nil { // what start-up queued in the backend
 		return err
 	}
@@ -385,7 +391,10 @@ func (s *session) serve(ctx context.Context) error {
 				continue
 			}
 		}
+		s.srv.busy.enter()
+		working = true
 		s.srv.busy.touch(&s.busyEpoch)
+		s.queueTurn() // F4
 		_, isQuery := msg.(*pgproto3.Query)
 		_, isSync := msg.(*pgproto3.Sync)
 		atBoundary = isQuery || isSync
@@ -427,6 +436,8 @@ func (s *session) serve(ctx context.Context) error {
 		default:
 			s.sendError(pgErrorf(codes.ProtocolViolation, "unexpected message %T", msg))
 		}
+		s.srv.busy.leave()
+		working = false
 		if isQuery || isSync {
 			// ReadyForQuery was queued: the client waits for it
 			if err := s.flush(); err != nil {
