@@ -13,6 +13,7 @@ func TestReplaceDirOnlyWholePaths(t *testing.T) {
 		"invalid URL http://e.com/srv/dhsi/x":             "invalid URL http://e.com/srv/dhsi/x",
 		"relative x/srv/dhsi/y":                           "relative x/srv/dhsi/y",
 		"no path here":                                    "no path here",
+		"store file:///srv/dhsi/x":                        "store file://<server dir>/x",
 		"two: '/srv/dhsi/a' '/srv/dhsi/b' http:/srv/dhsi": "two: '<server dir>/a' '<server dir>/b' http:<server dir>",
 	} {
 		if got := replaceDir(in, dir); got != want {
