@@ -16,10 +16,12 @@ package sqlserver
 //	    hostPathSettings are left out of pg_settings and current_setting()
 //	    (the dhsi_duck_settings variable they read omits them), and the
 //	    table functions and views that show them (duckdb_settings(),
-//	    duckdb_databases(), duckdb_extensions(), pragma_database_list) and
-//	    DuckDB's own catalog (the qualifier system.) are refused (P2,
+//	    duckdb_databases(), duckdb_extensions(), pragma_database_list),
+//	    DuckDB's own catalog (the qualifier system. but as system.main) and
+//	    DuckDB's own current_setting() (qualified) are refused (P2,
 //	    authorize.go), as PostgreSQL shows data_directory only to those
-//	    allowed to read all settings.
+//	    allowed to read all settings; a pg_catalog. qualifier in any case
+//	    names the server's catalog (pgsql rule 3).
 //	H2. No error message names a host directory: each of hostDirs in a
 //	    message, detail or hint reads "<server dir>" (sendError), and so in
 //	    the rows of a plan (prepared.plan, sendRows). EXPLAIN ANALYZE names
