@@ -113,6 +113,9 @@ type session struct {
 	// cancelPending: a cancel came while the session was active but had no
 	// statement to interrupt yet; protected by mu
 	cancelPending bool
+	// awaitingTurn: the session yields before a message it received (F4); a
+	// cancel then is for the statement that follows. Protected by mu.
+	awaitingTurn bool
 }
 
 // prepared is a parsed statement: either a DuckDB prepared statement or one
@@ -1191,8 +1194,8 @@ func (s *session) cancelRunning() {
 	switch {
 	case s.running != nil:
 		s.running()
-	case s.act.state == "active":
-		s.cancelPending = true // between the message and its statement
+	case s.act.state == "active", s.awaitingTurn:
+		s.cancelPending = true // between the message and its statement (awaitingTurn: F4)
 	}
 }
 
