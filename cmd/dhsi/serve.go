@@ -58,7 +58,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		listen          = fs.String("listen", "127.0.0.1:5433", "PostgreSQL protocol address; a non-loopback address requires --user or --users-file")
 		duckMemory      = fs.String("duckdb-memory-limit", "", "DuckDB's memory_limit, e.g. 4GB; past it DuckDB spills to --duckdb-temp-dir (default: 40% of --memory-limit after a 96 MiB reserve)")
 		threads         = fs.Int("duckdb-threads", 0, "DuckDB worker threads (default: one per core)")
-		tempDir         = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/duckdb.tmp)")
+		tempDir         = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/dhsi.duckdb.tmp)")
 		usersFile       = fs.String("users-file", "", "file of name:password[:role] lines (role admin, writer or reader; default reader; the password may be a SCRAM-SHA-256 verifier, see 'dhsi passwd'); enables SCRAM-SHA-256 authentication, the DuckDB sandbox and dataset grants")
 		unixDir         = fs.String("unix-socket-dir", defaultSocketDir(), "also listen on the unix-domain socket DIR/.s.PGSQL.<port>, as PostgreSQL does, so psql -p <port> connects without -h; empty: no socket (the default is /var/run/postgresql where it exists)")
 		ingestDir       = fs.String("ingest-dir", "", "a directory whose files writers may CALL ingest (admins may ingest any file the server can read; without it writers ingest none)")
