@@ -711,12 +711,11 @@ func (a *api) serveCDX(w http.ResponseWriter, r *http.Request, fl cdxFlavour, pa
 	visible := a.visible(r, snap)
 	ids, status, err := cdxDatasets(snap, visible, cq)
 	if err != nil {
-		msg := err.Error()
 		if status == http.StatusInternalServerError {
-			a.cfg.Log.Error("cdx api", "domain", cq.domain, "err", msg)
-			msg = internalCause(r, err)
+			a.cdxInternal(w, r, fl, cq.domain, err)
+			return
 		}
-		cdxError(w, fl, status, msg)
+		cdxError(w, fl, status, err.Error())
 		return
 	}
 	if err := cq.checkKept(snap, ids); err != nil {
@@ -735,14 +734,20 @@ func (a *api) serveCDX(w http.ResponseWriter, r *http.Request, fl cdxFlavour, pa
 			cdxError(w, fl, http.StatusBadRequest, err.Error())
 			return
 		}
-		a.cfg.Log.Error("cdx api", "domain", cq.domain, "err", err.Error())
-		cdxError(w, fl, http.StatusInternalServerError, internalCause(r, err))
+		a.cdxInternal(w, r, fl, cq.domain, err)
 		return
 	}
 	wr.end()
 	w.Header().Set("Content-Type", wr.contentType())
 	w.WriteHeader(http.StatusOK)
 	w.Write(out.Bytes())
+}
+
+// cdxInternal logs a failure of the server and answers it as internalCause
+// says.
+func (a *api) cdxInternal(w http.ResponseWriter, r *http.Request, fl cdxFlavour, domain string, err error) {
+	a.cfg.Log.Error("cdx api", "domain", domain, "err", err.Error())
+	cdxError(w, fl, http.StatusInternalServerError, internalCause(r, err))
 }
 
 // writeNumPages answers showNumPages=true: DHSI answers every query as one

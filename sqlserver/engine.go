@@ -59,9 +59,8 @@ type Engine struct {
 	Name string
 
 	tfNames lazy[map[string]bool]
-	// hostDirsOnce holds the directories H2 hides, readerProfiling the
-	// profiling metrics of a non-admin (hostpaths.go)
-	hostDirsOnce    lazy[[]string]
+	// readerProfiling holds the profiling metrics of a non-admin
+	// (hostpaths.go)
 	readerProfiling lazy[string]
 	// reserved holds DuckDB's reserved words (authorize.go, requireTemp)
 	reserved lazy[map[string]bool]

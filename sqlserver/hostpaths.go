@@ -22,7 +22,7 @@ package sqlserver
 //	    authorize.go), as PostgreSQL shows data_directory only to those
 //	    allowed to read all settings; a pg_catalog. qualifier in any case
 //	    names the server's catalog (pgsql rule 3).
-//	H2. No error message names a host directory: each of hostDirs in a
+//	H2. No error message names a host directory: each of hiddenHostDirs in a
 //	    message, detail or hint reads "<server dir>" (sendError), and so in
 //	    the rows of a plan (prepared.plan, sendRows). EXPLAIN ANALYZE names
 //	    every file a scan read in its operators' extra information, cut
@@ -42,6 +42,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dhsi/dhsi/access"
 )
 
 // hostPathSettings are DuckDB 1.5.5's settings whose values name host
@@ -57,12 +59,21 @@ var hostPathSettings = []string{
 // told (H2).
 const hostDirPlaceholder = "<server dir>"
 
-// hostDirs returns the directories H2 hides, longest first (a directory
-// inside another is replaced whole, not its parent's prefix of it): the
-// values of hostPathSettings, the files of attached databases and the
-// directories holding them, the user's home, and extra (Config.HostDirs).
-func (e *Engine) hostDirs(extra []string) []string {
-	dirs, _ := e.hostDirsOnce.get(func() ([]string, error) {
+// hostDirsToHide returns the directories H2 hides from the session: none
+// for an admin.
+func (s *session) hostDirsToHide() []string {
+	if s.principal.Role == access.Admin {
+		return nil
+	}
+	return s.srv.hiddenHostDirs()
+}
+
+// hiddenHostDirs returns the directories H2 hides, longest first (a
+// directory inside another is replaced whole, not its parent's prefix of
+// it): the values of hostPathSettings, the files of attached databases and
+// the directories holding them, the user's home, and Config.HostDirs.
+func (srv *Server) hiddenHostDirs() []string {
+	dirs, _ := srv.hostDirs.get(func() ([]string, error) {
 		// not a statement's context: a cancelled first caller must not
 		// leave the list short for the server's life
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -88,7 +99,7 @@ func (e *Engine) hostDirs(extra []string) []string {
 				seen[p] = true
 			}
 		}
-		for _, d := range extra {
+		for _, d := range srv.cfg.HostDirs {
 			add(d)
 		}
 		if home, err := os.UserHomeDir(); err == nil {
@@ -98,7 +109,7 @@ func (e *Engine) hostDirs(extra []string) []string {
 		// directory: --cache-dir); lists read "[a, b]"
 		q := `SELECT value, name = 'allowed_paths' FROM duckdb_settings() WHERE name IN ('` + strings.Join(hostPathSettings, "', '") + `')
 			UNION ALL SELECT path, true FROM duckdb_databases() WHERE path <> ''`
-		rows, err := e.db.QueryContext(ctx, q)
+		rows, err := srv.engine.db.QueryContext(ctx, q)
 		if err == nil {
 			for rows.Next() {
 				var v string

@@ -183,6 +183,8 @@ type Server struct {
 	nativesMu sync.Mutex // serialises SetNativeFunction
 	// origins: relations' columns, for RowDescription's origins (origin.go)
 	origins originCache
+	// hostDirs: the directories H2 hides from non-admins (hostpaths.go)
+	hostDirs lazy[[]string]
 
 	mu       sync.Mutex
 	draining bool // Shutdown began: no new statement starts; protected by mu

@@ -461,11 +461,7 @@ func (s *session) extended(err error) {
 }
 
 func (s *session) sendError(err error) {
-	pe := toPGError(err)
-	if s.principal.Role != access.Admin {
-		pe = hideHostDirs(pe, s.srv.engine.hostDirs(s.srv.cfg.HostDirs)) // H2, before a cap could cut a path
-	}
-	pe = capMessage(pe)
+	pe := capMessage(hideHostDirs(toPGError(err), s.hostDirsToHide())) // H2 before a cap could cut a path
 	if obs := s.srv.cfg.Observer; obs != nil {
 		obs.Error(string(pe.Code))
 	}
@@ -1415,8 +1411,8 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 	loc := s.settings.location()
 	dest := make([]driver.Value, len(p.cols))
 	var hide []string // H2: a plan's host directories, for a non-admin
-	if p.plan && s.principal.Role != access.Admin {
-		hide = s.srv.engine.hostDirs(s.srv.cfg.HostDirs)
+	if p.plan {
+		hide = s.hostDirsToHide()
 	}
 	var n int64
 	for {
@@ -1430,9 +1426,11 @@ func (s *session) sendRows(pt *portal, maxRows int64, formats []int16) (int64, b
 		if err != nil {
 			return n, false, err
 		}
-		for i, v := range dest {
-			if text, ok := v.(string); ok && hide != nil {
-				dest[i] = hideHostDirsIn(text, hide)
+		if hide != nil {
+			for i, v := range dest {
+				if text, ok := v.(string); ok {
+					dest[i] = hideHostDirsIn(text, hide)
+				}
 			}
 		}
 		if err := s.queueRow(p.cols, formats, dest, loc); err != nil {

@@ -149,8 +149,9 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 // again only after one of them may have changed (duckSettingsVariable).
 func (s *session) syncVariables(ctx context.Context) error {
 	q := s.settings.duckVariables(s.user, clientSchemas(s.settings.searchPathSchemas()))
+	duckSettings := duckSettingsVariable(s.principal.Role == access.Admin)
 	if !s.duckSettingsSynced {
-		q += "; " + duckSettingsVariable(s.principal.Role == access.Admin)
+		q += "; " + duckSettings
 	} else if q == s.syncedVariables {
 		return nil
 	}
@@ -158,7 +159,7 @@ func (s *session) syncVariables(ctx context.Context) error {
 		s.syncedVariables = ""
 		return fmt.Errorf("mirror session settings: %w", err)
 	}
-	s.syncedVariables, s.duckSettingsSynced = strings.TrimSuffix(q, "; "+duckSettingsVariable(s.principal.Role == access.Admin)), true
+	s.syncedVariables, s.duckSettingsSynced = strings.TrimSuffix(q, "; "+duckSettings), true
 	return nil
 }
 
