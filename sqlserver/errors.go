@@ -100,6 +100,18 @@ func duckError(de *duckdb.Error) *Error {
 		}
 	}
 	e.Code = duckSQLState(de.Type, e.Message)
+	if de.Type == duckdb.ErrorTypeOutOfMemory && strings.Contains(more, "max_temp_directory_size") {
+		// DuckDB's words tell the user to raise max_temp_directory_size,
+		// which only an admin may, and which is serve's
+		// --duckdb-temp-limit (engine.go, TempLimit)
+		e.Code = codes.DiskFull
+		e.Message = "the server's temp space is full"
+		if m := tempSpaceUsed.FindStringSubmatch(first); m != nil {
+			e.Message += fmt.Sprintf(" (%s of %s used)", m[1], m[2])
+		}
+		e.Detail = "DuckDB's spills and every session's TEMP tables share dhsi serve's --duckdb-temp-limit."
+		e.Hint = "Drop TEMP tables you no longer need, or ask an admin to raise --duckdb-temp-limit."
+	}
 	if m := expressionDepthError.FindStringSubmatch(e.Message); m != nil {
 		// DuckDB's words tell the user to SET max_expression_depth, which
 		// only an admin may (engine.go, sharedExpressionDepth)
@@ -109,6 +121,11 @@ func duckError(de *duckdb.Error) *Error {
 	}
 	return e
 }
+
+// tempSpaceUsed is what DuckDB says of its temp directory when
+// max_temp_directory_size stops a spill: "failed to offload data block of
+// size 256.0 KiB (99.7 MiB/100.0 MiB used)."
+var tempSpaceUsed = regexp.MustCompile(`\(([0-9.]+ [KMGT]?i?B)/([0-9.]+ [KMGT]?i?B) used\)`)
 
 // expressionDepthError is DuckDB's parser refusing a deep expression.
 var expressionDepthError = regexp.MustCompile(`^Max expression depth limit of (\d+) exceeded`)

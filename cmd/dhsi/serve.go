@@ -49,6 +49,28 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// duckTempLimit resolves --duckdb-temp-limit: the size given, or a quarter
+// of the space free on dir's disk now. DuckDB's own default, 90% of that
+// space, would let one session's TEMP tables fill the disk the cache and a
+// local store live on (docs/security.md, "Disk").
+func duckTempLimit(flagValue, dir string) (int64, error) {
+	if flagValue != "" {
+		if strings.HasSuffix(strings.TrimSpace(flagValue), "%") {
+			return 0, fmt.Errorf("%w: --duckdb-temp-limit %q: give a size, e.g. 20GiB", errUsage, flagValue)
+		}
+		n, err := memlimit.Parse(flagValue, 0)
+		if err != nil {
+			return 0, fmt.Errorf("%w: --duckdb-temp-limit: %v", errUsage, err)
+		}
+		return n, nil
+	}
+	free, err := diskFree(dir)
+	if err != nil {
+		return 0, fmt.Errorf("--duckdb-temp-limit: the space free for %s: %w (give --duckdb-temp-limit)", dir, err)
+	}
+	return free / 4, nil
+}
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -59,6 +81,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		duckMemory      = fs.String("duckdb-memory-limit", "", "DuckDB's memory_limit, e.g. 4GB; past it DuckDB spills to --duckdb-temp-dir (default: 40% of --memory-limit after a 96 MiB reserve)")
 		threads         = fs.Int("duckdb-threads", 0, "DuckDB worker threads (default: one per core)")
 		tempDir         = fs.String("duckdb-temp-dir", "", "where DuckDB spills larger-than-memory work (default: <cache-dir>/dhsi.duckdb.tmp)")
+		tempLimit       = fs.String("duckdb-temp-limit", "", "the most disk DuckDB may fill in --duckdb-temp-dir, its spills and every session's TEMP tables together, e.g. 20GiB; past it the statement that needs more fails with SQLSTATE 53100 and nothing else is lost; 0: never spill (default: a quarter of the space free on that disk when the server starts)")
 		usersFile       = fs.String("users-file", "", "file of name:password[:role] lines (role admin, writer or reader; default reader; the password may be a SCRAM-SHA-256 verifier, see 'dhsi passwd'); enables SCRAM-SHA-256 authentication, the DuckDB sandbox and dataset grants")
 		unixDir         = fs.String("unix-socket-dir", defaultSocketDir(), "also listen on the unix-domain socket DIR/.s.PGSQL.<port>, as PostgreSQL does, so psql -p <port> connects without -h; empty: no socket (the default is /var/run/postgresql where it exists)")
 		ingestDir       = fs.String("ingest-dir", "", "a directory whose files writers may CALL ingest (admins may ingest any file the server can read; without it writers ingest none)")
@@ -162,6 +185,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return fmt.Errorf("create cache dir: %w", err)
 	}
+	if *tempDir == "" {
+		*tempDir = filepath.Join(cache, "dhsi.duckdb.tmp")
+	}
+	tempBytes, err := duckTempLimit(*tempLimit, *tempDir)
+	if err != nil {
+		return err
+	}
+	log.Info("duckdb temp", "limit", memlimit.Format(tempBytes))
 	native := map[string]sqlserver.NativeFunction{} // filled by the Init hook below
 	if *noNative {
 		native = nil
@@ -249,6 +280,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			MemoryLimit: memlimit.Format(budget.DuckDB),
 			Threads:     *threads,
 			TempDir:     *tempDir,
+			TempLimit:   fmt.Sprintf("%dKiB", tempBytes>>10),
 			Sandbox:     sandbox,
 		},
 		Init: []func(context.Context, *sql.DB) error{
