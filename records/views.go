@@ -13,6 +13,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/internal/duckproj"
 	"github.com/dhsi/dhsi/tableschema"
 )
 
@@ -217,11 +218,12 @@ type rowTable struct {
 	start func(ctx context.Context) (func() ([]driver.Value, error), error)
 	next  func() ([]driver.Value, error)
 	done  bool
+	read  []bool // the columns DuckDB reads, from the first row on (duckproj)
 }
 
 func (t *rowTable) ColumnInfos() []duckdb.ColumnInfo     { return t.cols }
 func (t *rowTable) Cardinality() *duckdb.CardinalityInfo { return nil }
-func (t *rowTable) Init()                                { t.next, t.done = nil, false }
+func (t *rowTable) Init()                                { t.next, t.done, t.read = nil, false, nil }
 
 func (t *rowTable) FillChunk(chunk duckdb.DataChunk) (err error) {
 	defer func() {
@@ -248,9 +250,15 @@ func (t *rowTable) FillChunk(chunk duckdb.DataChunk) (err error) {
 			break
 		}
 		for c, v := range row {
+			if t.read != nil && !t.read[c] {
+				continue
+			}
 			if err := chunk.SetValue(c, n, v); err != nil {
 				return err
 			}
+		}
+		if t.read == nil {
+			t.read = duckproj.Written(chunk, len(row))
 		}
 	}
 	return chunk.SetSize(n)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/compiler"
+	"github.com/dhsi/dhsi/internal/duckproj"
 )
 
 // Procedures are the side-effecting table functions that SQL reaches with
@@ -390,6 +391,7 @@ type lazyRows struct {
 	rows      [][]any
 	done      bool
 	next      int
+	read      []bool // the columns DuckDB reads, from the first row on (duckproj)
 }
 
 func (l *lazyRows) ColumnInfos() []duckdb.ColumnInfo     { return l.cols }
@@ -397,7 +399,7 @@ func (l *lazyRows) Cardinality() *duckdb.CardinalityInfo { return nil }
 
 // Init runs at the start of every execution: a prepared CALL executed
 // again does its work again.
-func (l *lazyRows) Init() { l.done, l.rows, l.next = false, nil, 0 }
+func (l *lazyRows) Init() { l.done, l.rows, l.next, l.read = false, nil, 0, nil }
 
 // FillChunk emits up to a chunk of rows. It sets values through
 // DataChunk.SetValue, which writes NULL for nil (Row.SetRowValue does not
@@ -418,10 +420,17 @@ func (l *lazyRows) FillChunk(chunk duckdb.DataChunk) (err error) {
 	}
 	n := 0
 	for ; n < chunkRows && l.next < len(l.rows); n, l.next = n+1, l.next+1 {
-		for c, v := range l.rows[l.next] {
+		row := l.rows[l.next]
+		for c, v := range row {
+			if l.read != nil && !l.read[c] {
+				continue
+			}
 			if err := chunk.SetValue(c, n, v); err != nil {
 				return err
 			}
+		}
+		if l.read == nil {
+			l.read = duckproj.Written(chunk, len(row))
 		}
 	}
 	return chunk.SetSize(n)
