@@ -538,17 +538,30 @@ func TestDomainLookupsAgreeWithTheScan(t *testing.T) {
 	// the first two are answered natively (records.NativeLookup), the
 	// rest by DuckDB over domain_record
 	shapes := []struct{ lookup, scan string }{
-		{"SELECT * FROM domains WHERE domain = $1", "SELECT * FROM domains WHERE domain IN ($1)"},
-		{"SELECT updated_at AS at, scraper_version, company_name FROM domains d WHERE d.domain = $1", "SELECT updated_at AS at, scraper_version, company_name FROM domains WHERE domain IN ($1)"},
-		{"SELECT company_name, updated_at FROM public.domains WHERE domain = $1::text", "SELECT company_name, updated_at FROM domains WHERE domain IN ($1)"},
-		{"SELECT d.company_name FROM domains d WHERE d.domain = $1 AND d.scraper_version >= 0 ORDER BY 1", "SELECT d.company_name FROM domains d WHERE d.domain IN ($1) AND d.scraper_version >= 0 ORDER BY 1"},
-		{"SELECT count(*) FROM domains WHERE $1 = domain AND company_name LIKE 'Newer%'", "SELECT count(*) FROM domains WHERE domain IN ($1) AND company_name LIKE 'Newer%'"},
+		{"SELECT * FROM domains WHERE domain = $1", "SELECT * FROM domains WHERE domain || '' = $1"},
+		{"SELECT updated_at AS at, scraper_version, company_name FROM domains d WHERE d.domain = $1", "SELECT updated_at AS at, scraper_version, company_name FROM domains WHERE domain || '' = $1"},
+		{"SELECT company_name, updated_at FROM public.domains WHERE domain = $1::text", "SELECT company_name, updated_at FROM domains WHERE domain || '' = $1"},
+		{"SELECT d.company_name FROM domains d WHERE d.domain = $1 AND d.scraper_version >= 0 ORDER BY 1", "SELECT d.company_name FROM domains d WHERE d.domain || '' = $1 AND d.scraper_version >= 0 ORDER BY 1"},
+		{"SELECT count(*) FROM domains WHERE $1 = domain AND company_name LIKE 'Newer%'", "SELECT count(*) FROM domains WHERE domain || '' = $1 AND company_name LIKE 'Newer%'"},
 	}
 	for i := 0; i < 610; i += 7 { // 610: a few domains no record has
 		d := fmt.Sprintf("look%d.example", i)
 		for _, s := range shapes {
 			if got, want := collect(s.lookup, d), collect(s.scan, d); got != want {
 				t.Fatalf("%s with %s:\n got  %q\n want %q (%s)", s.lookup, d, got, want, s.scan)
+			}
+		}
+	}
+	// several domains at once: the union of their lookups, each once
+	for i := 0; i < 610; i += 61 {
+		a, b := fmt.Sprintf("look%d.example", i), fmt.Sprintf("look%d.example", i+7)
+		for _, q := range []string{
+			"SELECT * FROM domains WHERE domain IN ($1, $2, $1) ORDER BY ALL",
+			"SELECT domain, company_name FROM domains WHERE domain = $1 OR domain = $2 OR domain = 'look0.example' ORDER BY ALL",
+		} {
+			scan := strings.NewReplacer("domain IN", "domain || '' IN", "domain =", "domain || '' =").Replace(q)
+			if got, want := collect(q, a, b), collect(scan, a, b); got != want || got == "" {
+				t.Fatalf("%s with %s, %s:\n got  %q\n want %q", q, a, b, got, want)
 			}
 		}
 	}

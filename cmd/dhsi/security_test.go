@@ -466,6 +466,31 @@ func TestGrantsHideDatasetsEverywhere(t *testing.T) {
 			}
 		}
 	}
+	// an IN list of domains is a union of lookups (pgsql.PointLookups):
+	// the same rows as the scan it replaces, for every user, and none of
+	// a dataset hidden from them
+	var list []string
+	for _, d := range s.domains {
+		list = append(list, "'"+d+"'")
+	}
+	in := strings.Join(list, ", ")
+	for user, hide := range hidden {
+		c := s.connect(t, user)
+		union := pages(c, "SELECT dataset_id::varchar || ' ' || url FROM urls WHERE domain IN ("+in+") AND $1::varchar IS NOT NULL AND $2::int IS NOT NULL", "x", 0)
+		scan := pages(c, "SELECT dataset_id::varchar || ' ' || url FROM urls WHERE domain || '' IN ("+in+") AND $1::varchar IS NOT NULL AND $2::int IS NOT NULL", "x", 0)
+		sort.Strings(union)
+		sort.Strings(scan)
+		if len(union) == 0 || !reflect.DeepEqual(union, scan) {
+			t.Errorf("%s: urls WHERE domain IN (…): %d rows, the scan %d", user, len(union), len(scan))
+		}
+		for _, r := range union {
+			for name, id := range s.ids {
+				if hide[name] && strings.HasPrefix(r, fmt.Sprintf("%d ", id)) {
+					t.Errorf("%s: urls WHERE domain IN (…) holds %q of hidden dataset %s", user, r, name)
+				}
+			}
+		}
+	}
 	// 001 §8: URLs in arguments, errors and requests never reach the log
 	for _, q := range []string{
 		"SELECT * FROM domain_urls('https://www.team1.example/private?token=x', 2, 0, 10)",

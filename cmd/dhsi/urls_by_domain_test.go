@@ -99,6 +99,41 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 			}
 		}
 	}
+	// several domains at once, an IN list or an OR of equalities, is the
+	// union of their lookups (pgsql.PointLookups): each domain's rows
+	// once, however often it is named, NULLs naming nothing
+	plan = answer("EXPLAIN SELECT url FROM urls WHERE domain IN ($1, $2)", domains[0], domains[1])
+	if !strings.Contains(strings.ToUpper(plan), "URLS_BY_DOMAIN") || strings.Contains(plan, "READ_PARQUET") {
+		t.Fatalf("the plan of a lookup of two domains does not read urls_by_domain:\n%s", plan)
+	}
+	quote := func(d string) string { return "'" + strings.ReplaceAll(d, "'", "''") + "'" }
+	several := append(append([]string(nil), domains...), "absent.example", "IANA.ORG")
+	for i := range several {
+		a, b, c := several[i], several[(i+1)%len(several)], several[(i+3)%len(several)]
+		lit := quote(a) + ", " + quote(b) + ", " + quote(a) + ", " + quote(c)
+		for _, s := range [][3]string{
+			{"SELECT * FROM urls WHERE domain IN (" + lit + ") ORDER BY ALL", "", ""},
+			{"SELECT url, dataset_id FROM urls u WHERE u.dataset_id = 1 AND u.domain IN (" + lit + ") ORDER BY ALL", "", ""},
+			{"SELECT dataset_id, count(*), min(url) FROM urls WHERE domain = " + quote(a) + " OR domain = " + quote(b) + " OR " + quote(a) + " = domain GROUP BY 1 ORDER BY 1", "", ""},
+			{"SELECT url FROM urls WHERE (domain = " + quote(c) + " OR domain = " + quote(b) + ") AND url LIKE '%.css%' ORDER BY ALL", "", ""},
+			{"SELECT count(*), count(raw) FROM urls WHERE domain IN ($1, $2, $1::varchar, $3)", b, c},
+		} {
+			args := []any{a, s[1], s[2]}
+			if s[1] == "" {
+				args = nil
+			}
+			scan := strings.NewReplacer("domain IN", "domain || '' IN", "domain =", "domain || '' =", "= domain", "= domain || ''").Replace(s[0])
+			if got, want := answer(s[0], args...), answer(scan, args...); got != want {
+				t.Fatalf("%s %v:\npostings %q\nscan     %q", s[0], args, got, want)
+			}
+		}
+		for _, args := range [][]any{{a, a, nil}, {nil, nil, nil}, {a, nil, b}} {
+			const q = "SELECT url, dataset_id FROM urls WHERE domain IN ($1, $2, $3) ORDER BY ALL"
+			if got, want := answer(q, args...), answer(strings.Replace(q, "domain IN", "domain || '' IN", 1), args...); got != want {
+				t.Fatalf("%s %v:\npostings %q\nscan     %q", q, args, got, want)
+			}
+		}
+	}
 	// a literal, through the simple protocol, and a NULL parameter
 	var n, m int64
 	if err := cn.QueryRow(ctx, "SELECT count(*) FROM urls WHERE domain = 'iana.org'", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n == 0 {

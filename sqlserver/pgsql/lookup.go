@@ -67,13 +67,43 @@ func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
 		if r.value2 != nil {
 			fn = r.lookup.Narrow.Function
 		}
-		out = append(out, Token{Kind: Ident, Text: fn}, Token{Kind: Punct, Text: "("})
-		out = append(out, r.value...)
-		if r.value2 != nil {
-			out = append(out, Token{Kind: Punct, Text: ","}, Token{Kind: Space, Text: " "})
-			out = append(out, r.value2...)
+		call := func(out, value []Token) []Token {
+			out = append(out, Token{Kind: Ident, Text: fn}, Token{Kind: Punct, Text: "("})
+			out = append(out, value...)
+			if r.value2 != nil {
+				out = append(out, Token{Kind: Punct, Text: ","}, Token{Kind: Space, Text: " "})
+				out = append(out, r.value2...)
+			}
+			return append(out, Token{Kind: Punct, Text: ")"})
 		}
-		out = append(out, Token{Kind: Punct, Text: ")"})
+		if r.values == nil {
+			out = call(out, r.value)
+		} else {
+			out = append(out, Token{Kind: Punct, Text: "("})
+			for k, v := range r.values {
+				if k > 0 {
+					out = append(out, lookupWords(" UNION ALL ")...)
+				}
+				out = append(out, lookupWords("SELECT * FROM ")...)
+				out = call(out, v)
+				guarded := false
+				for _, earlier := range r.values[:k] {
+					if plainLiteral(v) && plainLiteral(earlier) {
+						continue // two distinct literals (lookupValues)
+					}
+					if guarded {
+						out = append(out, lookupWords(" AND ")...)
+					} else {
+						out = append(out, lookupWords(" WHERE ")...)
+						guarded = true
+					}
+					out = append(out, v...)
+					out = append(out, lookupWords(" IS DISTINCT FROM ")...)
+					out = append(out, earlier...)
+				}
+			}
+			out = append(out, Token{Kind: Punct, Text: ")"})
+		}
 		if !r.aliased {
 			out = append(out, Token{Kind: Space, Text: " "}, Token{Kind: Ident, Text: "AS"}, Token{Kind: Space, Text: " "}, toks[r.end-1])
 		}
@@ -104,7 +134,10 @@ type lookupMatch struct {
 	start, end int // toks[start:end] is the view's name, replaced
 	lookup     Lookup
 	value      []Token
-	value2     []Token // the Narrow column's value, when matched
+	// values, when set, are the values of an IN list or an OR of
+	// equalities, two or more, each once (value is then nil)
+	values [][]Token
+	value2 []Token // the Narrow column's value, when matched
 	aliased    bool
 	// where is the WHERE token; when the equality is the clause's only
 	// conjunct, the clause (up to clauseEnd, the token after it) goes too
@@ -158,6 +191,7 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 	cur := []int{}
 	depth := 0
 	between := false // a BETWEEN whose AND is still to come
+	topOr := false   // an OR outside parentheses: only an OR of equalities may match
 	for k := NextSignificant(toks, j); k >= 0; k = NextSignificant(toks, k) {
 		t := toks[k]
 		if depth == 0 {
@@ -165,9 +199,10 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 				m.clauseEnd = k
 				break
 			}
-			if t.Is("OR") || t.Is("ANY") || t.Is("ALL") || t.Is("SOME") {
+			if t.Is("ANY") || t.Is("ALL") || t.Is("SOME") {
 				return m, false
 			}
+			topOr = topOr || t.Is("OR")
 			switch {
 			case t.Is("BETWEEN"):
 				// x [NOT] BETWEEN [SYMMETRIC] a AND b is one conjunct: the
@@ -190,25 +225,214 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 		cur = append(cur, k)
 	}
 	conj = append(conj, cur)
+	if topOr {
+		// the clause holds an OR outside parentheses: it matches only as a
+		// whole OR of equalities (AND binds tighter, so one conjunct)
+		if len(conj) != 1 {
+			return m, false
+		}
+		values, ok := orValues(toks, conj[0], l.Column, names)
+		if !ok {
+			return m, false
+		}
+		m.values = values
+		return m, true
+	}
+	narrow := func(i int) {
+		if l.Narrow == nil {
+			return
+		}
+		for k, c2 := range conj {
+			if k == i {
+				continue
+			}
+			if v2, ok := equalsValue(toks, c2, l.Narrow.Column, names, true); ok {
+				m.value2 = v2
+				return
+			}
+		}
+	}
 	for i, c := range conj {
 		if v, ok := equalsValue(toks, c, l.Column, names, false); ok {
 			m.value, m.only = v, len(conj) == 1
-			if l.Narrow == nil {
-				return m, true
+			narrow(i)
+			return m, true
+		}
+	}
+	for i, c := range conj {
+		values, ok := inValues(toks, c, l.Column, names)
+		if !ok {
+			values, ok = orValues(toks, parenthesized(toks, c), l.Column, names)
+		}
+		if ok {
+			m.values = values
+			if len(values) == 1 {
+				m.value, m.values = values[0], nil
 			}
-			for k, c2 := range conj {
-				if k == i {
-					continue
-				}
-				if v2, ok := equalsValue(toks, c2, l.Narrow.Column, names, true); ok {
-					m.value2 = v2
-					break
-				}
-			}
+			narrow(i)
 			return m, true
 		}
 	}
 	return m, false
+}
+
+// maxLookupValues bounds the values of an IN list or an OR that
+// PointLookups turns into a union of lookups; a longer list is left to a
+// scan. maxLookupParams bounds its $n values, each of whose branches
+// compares itself with every value before it.
+const (
+	maxLookupValues = 256
+	maxLookupParams = 32 // $n and casts
+)
+
+// inValues matches one conjunct: [name.]column IN (v1, v2, …), each value
+// as equalsValue takes it; the values come back each once (lookupValues).
+func inValues(toks []Token, c []int, column string, names map[string]bool) ([][]Token, bool) {
+	in := -1
+	for n, k := range c {
+		if toks[k].Is("IN") {
+			in = n
+			break
+		}
+	}
+	if in < 0 || !isColumn(toks, c[:in], column, names) {
+		return nil, false
+	}
+	rest := c[in+1:]
+	if len(rest) < 3 || toks[rest[0]].Text != "(" || toks[rest[len(rest)-1]].Text != ")" {
+		return nil, false
+	}
+	var values [][]Token
+	item := []int{}
+	for _, k := range rest[1:] {
+		if t := toks[k]; t.Text == "," || t.Text == ")" {
+			v, ok := valueTokens(toks, item, false)
+			if !ok {
+				return nil, false // a subquery, an expression, a NULL, a nested list
+			}
+			values = append(values, v)
+			item = []int{}
+			continue
+		}
+		item = append(item, k)
+	}
+	return lookupValues(values)
+}
+
+// parenthesized is c without one pair of parentheses around all of it, or
+// nil when c is not one parenthesized expression.
+func parenthesized(toks []Token, c []int) []int {
+	if len(c) < 2 || toks[c[0]].Text != "(" || toks[c[len(c)-1]].Text != ")" {
+		return nil
+	}
+	depth := 0
+	for n, k := range c {
+		switch toks[k].Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 && n != len(c)-1 {
+				return nil // (a) OR (b): two groups, not one
+			}
+		}
+	}
+	return c[1 : len(c)-1]
+}
+
+// orValues matches column = v1 OR column = v2 …: each term, split at the
+// ORs outside parentheses, an equality as equalsValue takes it, or such an
+// OR in parentheses.
+func orValues(toks []Token, c []int, column string, names map[string]bool) ([][]Token, bool) {
+	if len(c) == 0 {
+		return nil, false
+	}
+	var values [][]Token
+	term := []int{}
+	depth := 0
+	flush := func() bool {
+		if v, ok := equalsValue(toks, term, column, names, false); ok {
+			values = append(values, v)
+		} else if inner := parenthesized(toks, term); inner != nil {
+			vs, ok := orValues(toks, inner, column, names)
+			if !ok {
+				return false
+			}
+			values = append(values, vs...)
+		} else {
+			return false
+		}
+		term = []int{}
+		return true
+	}
+	for _, k := range c {
+		t := toks[k]
+		switch {
+		case t.Text == "(":
+			depth++
+		case t.Text == ")":
+			depth--
+		case depth == 0 && t.Is("OR"):
+			if !flush() {
+				return nil, false
+			}
+			continue
+		case depth == 0 && (t.Is("AND") || t.Is("NOT")):
+			return nil, false
+		}
+		term = append(term, k)
+	}
+	if !flush() {
+		return nil, false
+	}
+	return lookupValues(values)
+}
+
+// lookupValues keeps each value once: literals by the string they stand
+// for (DuckDB compares VARCHARs byte by byte), $n and casts by their text
+// (PointLookups compares them with the others at run time). False when
+// there are more than the bounds allow.
+func lookupValues(values [][]Token) ([][]Token, bool) {
+	seen := map[string]bool{}
+	var out [][]Token
+	params := 0
+	for _, v := range values {
+		key := "$" + Join(v)
+		if plainLiteral(v) {
+			s, _ := v[0].StandardString()
+			key = "'" + s
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if !plainLiteral(v) {
+			params++
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 || len(out) > maxLookupValues || params > maxLookupParams {
+		return nil, false
+	}
+	return out, true
+}
+
+// plainLiteral: v is one standard string literal, which lookupValues
+// compares by the string it stands for; any other value ($n, a cast) is
+// compared at run time.
+func plainLiteral(v []Token) bool {
+	_, ok := v[0].StandardString()
+	return ok && len(v) == 1
+}
+
+// lookupWords are the tokens of a fragment of SQL PointLookups writes,
+// at no position of the client's text.
+func lookupWords(sql string) []Token {
+	toks := Lex(sql)
+	for i := range toks {
+		toks[i].Pos = -1
+	}
+	return toks
 }
 
 func isJoinWord(t Token) bool {

@@ -1,6 +1,10 @@
 package pgsql
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestPointLookups(t *testing.T) {
 	lookups := map[string]Lookup{"domains": {Column: "domain", Function: "domain_record"}}
@@ -27,9 +31,7 @@ func TestPointLookups(t *testing.T) {
 		{"SELECT * FROM domains WHERE n NOT BETWEEN SYMMETRIC 1 AND 2 AND domain = $1", "SELECT * FROM domain_record($1) AS domains WHERE n NOT BETWEEN SYMMETRIC 1 AND 2 AND domain = $1"},
 		// left alone: the answer would change, or nothing is known
 		{"SELECT * FROM domains WHERE n BETWEEN 1 AND 2 = domain", ""},
-		{"SELECT * FROM domains WHERE domain = 'a.org' OR domain = 'b.org'", ""},
 		{"SELECT * FROM domains WHERE n BETWEEN 1 AND domain = 'a'", ""},
-		{"SELECT * FROM domains WHERE domain IN ('a.org')", ""},
 		{"SELECT * FROM domains WHERE domain = lower($1)", ""},
 		{"SELECT * FROM domains WHERE domain = 'a' || 'b'", ""},
 		{"SELECT * FROM domains WHERE NOT domain = 'a.org'", ""},
@@ -67,6 +69,56 @@ func TestPointLookupsNarrow(t *testing.T) {
 		{"SELECT url FROM urls WHERE dataset_id = 3", ""},
 	}
 	checkLookups(t, lookups, cases)
+}
+
+// TestPointLookupsOfSeveralValues: an IN list or an OR of equalities is
+// the union of each value's lookup, each value's rows once.
+func TestPointLookupsOfSeveralValues(t *testing.T) {
+	lookups := map[string]Lookup{"urls": {Column: "domain", Function: "f",
+		Narrow: &Lookup{Column: "dataset_id", Function: "g"}}}
+	cases := []lookupCase{
+		{"SELECT url FROM urls WHERE domain IN ('a.org', 'b.org')",
+			"SELECT url FROM (SELECT * FROM f('a.org') UNION ALL SELECT * FROM f('b.org')) AS urls WHERE domain IN ('a.org', 'b.org')"},
+		{"SELECT url FROM urls WHERE domain IN ('a.org')", "SELECT url FROM f('a.org') AS urls WHERE domain IN ('a.org')"},
+		// equal literals are one value, however they are written
+		{"SELECT url FROM urls WHERE domain IN ('a.org', 'a.org', 'a''b', 'a''b')",
+			"SELECT url FROM (SELECT * FROM f('a.org') UNION ALL SELECT * FROM f('a''b')) AS urls WHERE domain IN ('a.org', 'a.org', 'a''b', 'a''b')"},
+		// a $n may equal any value before it: its branch says so
+		{"SELECT url FROM urls u WHERE u.domain IN ($1, 'b.org', $2::text) AND u.url LIKE 'https:%'",
+			"SELECT url FROM (SELECT * FROM f($1) UNION ALL SELECT * FROM f('b.org') WHERE 'b.org' IS DISTINCT FROM $1 UNION ALL SELECT * FROM f($2::text) WHERE $2::text IS DISTINCT FROM $1 AND $2::text IS DISTINCT FROM 'b.org') u WHERE u.domain IN ($1, 'b.org', $2::text) AND u.url LIKE 'https:%'"},
+		{"SELECT url FROM urls WHERE domain IN ('a.org', 'a.org'::text)",
+			"SELECT url FROM (SELECT * FROM f('a.org') UNION ALL SELECT * FROM f('a.org'::text) WHERE 'a.org'::text IS DISTINCT FROM 'a.org') AS urls WHERE domain IN ('a.org', 'a.org'::text)"},
+		{"SELECT url FROM urls WHERE domain IN ($1, $1)", "SELECT url FROM f($1) AS urls WHERE domain IN ($1, $1)"},
+		{"SELECT url FROM urls WHERE dataset_id = 3 AND domain IN ('a.org', 'b.org')",
+			"SELECT url FROM (SELECT * FROM g('a.org', 3) UNION ALL SELECT * FROM g('b.org', 3)) AS urls WHERE dataset_id = 3 AND domain IN ('a.org', 'b.org')"},
+		{"SELECT url FROM urls WHERE domain = 'a.org' OR domain = 'b.org'",
+			"SELECT url FROM (SELECT * FROM f('a.org') UNION ALL SELECT * FROM f('b.org')) AS urls WHERE domain = 'a.org' OR domain = 'b.org'"},
+		{"SELECT url FROM urls WHERE (domain = 'a.org' OR (domain = 'b.org' OR 'c.org' = domain)) AND dataset_id = 2",
+			"SELECT url FROM (SELECT * FROM g('a.org', 2) UNION ALL SELECT * FROM g('b.org', 2) UNION ALL SELECT * FROM g('c.org', 2)) AS urls WHERE (domain = 'a.org' OR (domain = 'b.org' OR 'c.org' = domain)) AND dataset_id = 2"},
+		// an equality is still the narrowest
+		{"SELECT url FROM urls WHERE domain IN ('a.org', 'b.org') AND domain = 'a.org'",
+			"SELECT url FROM f('a.org') AS urls WHERE domain IN ('a.org', 'b.org') AND domain = 'a.org'"},
+		// left alone: the rows of the values are not all the clause keeps
+		{"SELECT url FROM urls WHERE domain NOT IN ('a.org', 'b.org')", ""},
+		{"SELECT url FROM urls WHERE domain IN (SELECT d FROM t)", ""},
+		{"SELECT url FROM urls WHERE domain IN ('a.org', NULL)", ""},
+		{"SELECT url FROM urls WHERE domain IN ('a.org', lower($1))", ""},
+		{"SELECT url FROM urls WHERE domain IN ('a.org') OR url = 'x'", ""},
+		{"SELECT url FROM urls WHERE domain = 'a.org' OR domain = 'b.org' AND dataset_id = 1", ""},
+		{"SELECT url FROM urls WHERE domain = 'a.org' OR url = 'b.org'", ""},
+		{"SELECT url FROM urls WHERE (domain = 'a.org') OR (domain = 'b.org') OR dataset_id = 1", ""},
+		{"SELECT url FROM urls WHERE (domain = 'a.org' OR dataset_id = 1) AND domain IS NOT NULL", ""},
+		{"SELECT url FROM urls WHERE NOT (domain = 'a.org' OR domain = 'b.org')", ""},
+		{"SELECT url FROM urls WHERE domain = ANY(ARRAY['a.org', 'b.org'])", ""},
+	}
+	checkLookups(t, lookups, cases)
+	// more values than a union is worth: a scan
+	var list []string
+	for i := 0; i <= maxLookupValues; i++ {
+		list = append(list, "'d"+strconv.Itoa(i)+".org'")
+	}
+	long := "SELECT url FROM urls WHERE domain IN (" + strings.Join(list, ", ") + ")"
+	checkLookups(t, lookups, []lookupCase{{long, ""}})
 }
 
 // lookupCase is a statement and what PointLookups makes of it ("": the
