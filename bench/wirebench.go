@@ -73,7 +73,7 @@ func BuildWirebench(ctx context.Context, dir string) (string, error) {
 // wbRun is one wirebench invocation.
 type wbRun struct {
 	conninfo, sql string
-	params        string // "none", "d" (domain) or "dd" (domain, dataset id)
+	params        string // "none", "d" (domain), "dd" (domain, dataset id) or "d3" (three domains)
 	queries       string // the query file
 	clients       int
 	dur, warm     time.Duration

@@ -63,6 +63,8 @@ const (
 	// and a summary as a BI tool writes it over the urls view, the same
 	// statement on both (PostgreSQL: its B-tree on (domain, dataset_id, url))
 	groupByDataset = "SELECT dataset_id, count(*) AS n FROM urls WHERE domain = $1 GROUP BY dataset_id ORDER BY n DESC, dataset_id"
+	// and over several domains at once, as a person lists them
+	groupByThree = "SELECT dataset_id, count(*) AS n FROM urls WHERE domain IN ($1, $2, $3) GROUP BY dataset_id ORDER BY n DESC, dataset_id"
 )
 
 var wbSpecs = []wbSpec{
@@ -75,6 +77,7 @@ var wbSpecs = []wbSpec{
 	{"sum", "sum(url_count) of domain_datasets($1): a domain's URLs in all", dhsiSum, pgSum, "d", ""},
 	{"join", "domain_datasets($1) JOIN datasets USING (dataset_id) ORDER BY url_count DESC", dhsiJoin, pgJoin, "d", "url_count"},
 	{"gb", "GROUP BY: urls WHERE domain = $1 GROUP BY dataset_id ORDER BY count DESC", groupByDataset, groupByDataset, "d", ""},
+	{"in", "three domains: urls WHERE domain IN ($1, $2, $3) GROUP BY dataset_id ORDER BY count DESC", groupByThree, groupByThree, "d3", ""},
 	{"one", "SELECT 1", "SELECT 1", "SELECT 1", "none", ""},
 }
 
@@ -431,10 +434,14 @@ func (r *Result) agree(ctx context.Context, dhsiURL, pgURL string, queries []Que
 		if s.params == "none" {
 			continue
 		}
-		for _, q := range queries[:min(100, len(queries))] {
+		for i, q := range queries[:min(100, len(queries))] {
 			args := []any{q.Domain}
-			if s.params == "dd" {
+			switch s.params {
+			case "dd":
 				args = append(args, r.DatasetIDs[q.Dataset])
+			case "d3":
+				// wirebench -p d3 -S: three queries in a row
+				args = append(args, queries[(i+1)%len(queries)].Domain, queries[(i+2)%len(queries)].Domain)
 			}
 			pgRows, names, err := answer(conns[1], s.pg, nil, args)
 			if err != nil {
