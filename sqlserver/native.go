@@ -32,6 +32,10 @@ type NativeFunction struct {
 	// NullMeansNoRows: a NULL argument answers no row, as the WHERE the
 	// function stands for does (domain_record), instead of 22004.
 	NullMeansNoRows bool
+	// TakesNull: a NULL argument reaches Run, Rows and RowsUsing as nil
+	// (a union of lookups, nativeunion.go: one NULL value among several
+	// keeps the others' rows).
+	TakesNull bool
 	// Rows, when set, computes the same rows typed, and the server's
 	// native path calls it instead of Run: its cells are encoded without
 	// an allocation each. Run must answer alike; NativeValues builds Run's
@@ -396,6 +400,10 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) (err
 				return pgErrorf(codes.ProtocolViolation, "parameter $%d was not bound", a.param)
 			}
 			v := pt.params[a.param-1].Value
+			if v == nil && p.native.fn.TakesNull {
+				args[i] = nil
+				continue
+			}
 			if v == nil && p.native.fn.NullMeansNoRows {
 				args = nil
 				break

@@ -158,6 +158,9 @@ func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[stri
 		return nil, nil
 	}
 	from = &nativeFrom{name: l.name, fn: l.fn, args: l.args, nullArg: nullArg, scope: itemScope(l.fn.Columns, l.qual)}
+	if l.fn.TakesNull && i < len(toks) && (toks[i].Is("JOIN") || toks[i].Is("INNER") || toks[i].Is("NATURAL") || toks[i].Is("LEFT")) {
+		return nil, nil // a union of lookups stands alone (joinFunctions knows nothing of TakesNull)
+	}
 	natural, leftJoin := false, false
 	switch {
 	case i < len(toks) && toks[i].Is("JOIN"):
@@ -277,7 +280,12 @@ func matchFromItem(toks []pgsql.Token, i int, fns map[string]NativeFunction, vie
 	if i >= len(toks) {
 		return item, i, nil, false
 	}
-	if toks[i].Kind == pgsql.Ident && i+1 < len(toks) && toks[i+1].Text == "(" {
+	if toks[i].Text == "(" {
+		// a union of lookups (nativeunion.go)
+		if item, i, ok = matchUnionItem(toks, i, fns); !ok {
+			return item, i, nil, false
+		}
+	} else if toks[i].Kind == pgsql.Ident && i+1 < len(toks) && toks[i+1].Text == "(" {
 		item.name = strings.ToLower(toks[i].Text)
 		item.qual = item.name
 		fn, found := fns[item.name]

@@ -141,6 +141,14 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 		{"SELECT count(*) FROM domain_urls($1, '1', 0, 10)", d1, true},
 		{"SELECT url FROM domain_urls($1, 1.0, 0, 10) ORDER BY url", d1, true},
 		{"SELECT url FROM domain_urls($1, 3000000000, 0, 10) ORDER BY url", d1, true},
+		// unions of lookups written by hand: natively only as
+		// pgsql.PointLookups writes them, and alike either way
+		{"SELECT count(*) FROM (SELECT * FROM urls_by_domain($1) UNION ALL SELECT * FROM urls_by_domain($1)) u", d1, true},
+		{"SELECT count(*) FROM (SELECT * FROM urls_by_domain($1) UNION ALL SELECT * FROM urls_by_domain('iana.org') WHERE url LIKE '%.css') u", d1, true},
+		{"SELECT count(*) FROM (SELECT * FROM urls_by_domain($1) UNION SELECT * FROM urls_by_domain('iana.org')) u", d1, true},
+		{"SELECT count(*) FROM (SELECT * FROM urls_by_domain($1) UNION ALL SELECT * FROM urls_by_domain('iana.org') WHERE 'iana.org' IS DISTINCT FROM 'x') u", d1, true},
+		{"SELECT count(*) FROM (SELECT * FROM urls_by_domain($1) UNION ALL SELECT * FROM urls_by_domain_dataset('iana.org', 1)) u", d1, true},
+		{"SELECT urls_by_domain.url FROM (SELECT * FROM urls_by_domain($1) UNION ALL SELECT * FROM urls_by_domain('iana.org')) ORDER BY 1 LIMIT 1", d1, true},
 	}
 	countShapes := []shape{
 		{"SELECT count(*) FROM domain_datasets($1)", d1, true},
@@ -342,6 +350,33 @@ func TestNativeSelectAgreesWithDuckDB(t *testing.T) {
 	}
 	if got, want := nativeStatements(t, metricsAt, "")-before, len(groupShapes)*(len(domains)+1); got != want {
 		t.Fatalf("GROUP BY answered natively %d times, want %d", got, want)
+	}
+	// several domains, an IN list or an OR (pgsql.PointLookups' union of
+	// lookups, sqlserver/nativeunion.go), each native, NULLs and repeats
+	// among the values
+	two := func(d string) []any { return []any{d, domains[0]} }
+	unionShapes := []shape{
+		{"SELECT url, dataset_id FROM urls WHERE domain IN ($1, $2) ORDER BY url, dataset_id", two, true},
+		{"SELECT dataset_id, count(*), max(url) FROM urls WHERE domain IN ($1, $2, 'absent.example') GROUP BY dataset_id ORDER BY dataset_id", two, true},
+		{"SELECT count(*) FROM urls WHERE domain = $1 OR domain = $2 OR domain = $1", two, true},
+		{"SELECT url FROM urls WHERE domain IN ($1, $2) AND dataset_id = 1 ORDER BY url LIMIT 3", two, true},
+		{"SELECT url FROM urls u WHERE (u.domain = $1 OR u.domain = $2) AND u.url LIKE 'https://%' ORDER BY url, dataset_id", two, true},
+		{"SELECT count(*), min(url) FROM urls WHERE domain IN ($1, $2)", func(d string) []any { return []any{d, nil} }, true},
+		{"SELECT count(*), min(url) FROM urls WHERE domain IN ($2, $1, $2)", func(d string) []any { return []any{d, nil} }, true},
+		{"SELECT url, ts FROM urls WHERE domain IN ('iana.org', $1, 'iana.org') ORDER BY url, dataset_id", d1, true},
+		{"SELECT domain, company_name FROM domains WHERE domain IN ($1, 'sel3.example', $2) ORDER BY domain", func(d string) []any { return []any{d, "sel7.example"} }, true},
+	}
+	before = nativeStatements(t, metricsAt, "")
+	for _, d := range append(domains, "absent.example", "sel5.example") {
+		for _, s := range unionShapes {
+			if got, want := answer(native, s.q, s.args(d), s.ordered), answer(duck, s.q, s.args(d), s.ordered); got != want {
+				t.Fatalf("%s with %s:\nnative %q\nDuckDB %q", s.q, d, got, want)
+			}
+			compared++
+		}
+	}
+	if got, want := nativeStatements(t, metricsAt, "")-before, len(unionShapes)*(len(domains)+2); got != want {
+		t.Fatalf("unions of lookups answered natively %d times, want %d", got, want)
 	}
 	t.Logf("%d statements answered alike by the native path and DuckDB (%d domains)", compared, len(domains))
 }

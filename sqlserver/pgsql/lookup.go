@@ -235,7 +235,10 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 		if !ok {
 			return m, false
 		}
-		m.values = values
+		m.values, m.only = values, true
+		if len(values) == 1 {
+			m.value, m.values = values[0], nil
+		}
 		return m, true
 	}
 	narrow := func(i int) {
@@ -265,7 +268,7 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 			values, ok = orValues(toks, parenthesized(toks, c), l.Column, names)
 		}
 		if ok {
-			m.values = values
+			m.values, m.only = values, len(conj) == 1
 			if len(values) == 1 {
 				m.value, m.values = values[0], nil
 			}
