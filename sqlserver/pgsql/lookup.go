@@ -136,9 +136,9 @@ type lookupMatch struct {
 	value      []Token
 	// values, when set, are the values of an IN list or an OR of
 	// equalities, two or more, each once (value is then nil)
-	values [][]Token
-	value2 []Token // the Narrow column's value, when matched
-	aliased    bool
+	values  [][]Token
+	value2  []Token // the Narrow column's value, when matched
+	aliased bool
 	// where is the WHERE token; when the equality is the clause's only
 	// conjunct, the clause (up to clauseEnd, the token after it) goes too
 	where, clauseEnd int
