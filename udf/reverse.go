@@ -13,6 +13,7 @@ import (
 
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/internal/duckproj"
 	"github.com/dhsi/dhsi/sqlserver"
 )
 
@@ -263,7 +264,7 @@ func (f URLIndexFuncs) reverseNative() map[string]sqlserver.NativeFunction {
 // streams: a chunk of rows at a time, so a dataset of millions of domains
 // never has its rows boxed at once. A URL count DuckDB does not read
 // (SELECT domain FROM dataset_domains(1), count(*)) is not looked up
-// (columnRead).
+// (duckproj.Probe).
 func (f URLIndexFuncs) reverseTableFunction(nf sqlserver.NativeFunction, t func(duckdb.Type) duckdb.TypeInfo) duckdb.ChunkTableFunction {
 	argTypes, cols := duckSignature(nf, t)
 	return duckdb.ChunkTableFunction{
@@ -317,7 +318,7 @@ func (s *reverseSource) FillChunk(chunk duckdb.DataChunk) (err error) {
 			s.need = make([]bool, len(s.c.operands))
 			for k := range s.counts {
 				s.counts[k] = make([]int64, chunkRows)
-				if s.need[k], err = columnRead(chunk, 1+k, duckdb.TYPE_BIGINT); err != nil {
+				if s.need[k], err = duckproj.Probe(chunk, 1+k, duckdb.TYPE_BIGINT); err != nil {
 					return err
 				}
 			}

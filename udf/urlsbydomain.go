@@ -13,6 +13,7 @@ import (
 
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/internal/duckproj"
 )
 
 // urls_by_domain(domain) returns exactly the rows of the urls view whose
@@ -108,7 +109,7 @@ type urlsByDomainSource struct {
 	rows    []catalog.URLRow
 	fields  [][]any   // rows' kept fields, by the run's dataset's columns
 	run     lakeRunOf // the run rows are from
-	// read holds, per column, whether DuckDB reads it (columnRead), once
+	// read holds, per column, whether DuckDB reads it (duckproj.Probe), once
 	// the first chunk with rows is asked for: writing a column DuckDB
 	// does not read cost more than the rest of the function (duckdb-go
 	// builds an error for each such value, and drops it), 55% of the CPU
@@ -143,7 +144,7 @@ func (s *urlsByDomainSource) readColumns(chunk duckdb.DataChunk) error {
 		} else {
 			t = duckTypeOfSQL(s.extra[c-len(urlsViewColumns)].SQLType)
 		}
-		read, err := columnRead(chunk, c, t)
+		read, err := duckproj.Probe(chunk, c, t)
 		if err != nil {
 			return err
 		}

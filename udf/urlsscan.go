@@ -13,6 +13,7 @@ import (
 
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/catalog"
+	"github.com/dhsi/dhsi/internal/duckproj"
 )
 
 // urls_scan() returns every row of the urls view: the view's columns for
@@ -307,11 +308,11 @@ func (s *urlsScanSource) emit(l *urlsScanLocal, chunk duckdb.DataChunk, n int) e
 }
 
 // projection finds which of the source's columns the query uses
-// (columnRead): every column is written again before the chunk is sent.
+// (duckproj.Probe): every column is written again before the chunk is sent.
 func (s *urlsScanSource) projection(chunk duckdb.DataChunk) ([]bool, error) {
 	proj := make([]bool, len(s.cols))
 	for c := range s.cols {
-		read, err := columnRead(chunk, c, s.cols[c].T.InternalType())
+		read, err := duckproj.Probe(chunk, c, s.cols[c].T.InternalType())
 		if err != nil {
 			return nil, fmt.Errorf("urls_scan: column %s: %w", s.cols[c].Name, err)
 		}

@@ -8,11 +8,12 @@
 // (Row.IsProjected). Writing a column nobody reads cost more than the rest
 // of urls_by_domain: 55% of the CPU of a count over one domain's 66,595
 // URLs went to those errors. A chunk's GetValue of such a column is an
-// "unprojected column" error, which is how Written tells.
+// "unprojected column" error, which is how Written and Probe tell.
 package duckproj
 
 import (
 	"strings"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -29,4 +30,38 @@ func Written(chunk duckdb.DataChunk, n int) []bool {
 		read[c] = err == nil || !strings.Contains(err.Error(), "unprojected column")
 	}
 	return read
+}
+
+// Probe reports whether DuckDB reads column col, of type t, before
+// anything is written: so a function can leave a column nobody reads
+// undecoded (urls_scan) or uncomputed (dataset_domains' URL counts). It
+// writes a value to row 0 and reads it back; the caller writes row 0
+// again, or the chunk's size leaves it out. Any answer but "unprojected
+// column" counts as read.
+func Probe(chunk duckdb.DataChunk, col int, t duckdb.Type) (bool, error) {
+	if err := chunk.SetValue(col, 0, probeValue(t)); err != nil {
+		return false, err
+	}
+	_, err := chunk.GetValue(col, 0)
+	return err == nil || !strings.Contains(err.Error(), "unprojected column"), nil
+}
+
+// probeValue is a value of a column of type t that is not NULL (a NULL
+// would stay NULL: duckdb-go sets a row's validity only to invalid).
+func probeValue(t duckdb.Type) any {
+	switch t {
+	case duckdb.TYPE_INTEGER:
+		return int32(0)
+	case duckdb.TYPE_BIGINT:
+		return int64(0)
+	case duckdb.TYPE_UBIGINT:
+		return uint64(0)
+	case duckdb.TYPE_DOUBLE:
+		return float64(0)
+	case duckdb.TYPE_BOOLEAN:
+		return false
+	case duckdb.TYPE_TIMESTAMP:
+		return time.Unix(0, 0).UTC()
+	}
+	return ""
 }
