@@ -198,8 +198,9 @@ func pathByte(c byte) bool {
 }
 
 // hidePlanFiles sets a non-admin session's profiling metrics to DuckDB's
-// defaults without EXTRA_INFO (H2). The setting is the connection's own,
-// and a non-admin may not set DuckDB settings (P1).
+// defaults without EXTRA_INFO (H2), with profiling itself off. The
+// settings are the connection's own, and a non-admin may not set DuckDB
+// settings (P1).
 func (e *Engine) hidePlanFiles(sessionCtx context.Context, conn driver.ExecerContext) error {
 	metrics, err := e.readerProfiling.get(func() (string, error) {
 		// not the session's context: a cancelled first caller must not
@@ -221,6 +222,14 @@ func (e *Engine) hidePlanFiles(sessionCtx context.Context, conn driver.ExecerCon
 	if err != nil {
 		return err
 	}
-	_, err = conn.ExecContext(sessionCtx, "SET custom_profiling_settings = "+quoteLiteral(metrics), nil)
+	if _, err = conn.ExecContext(sessionCtx, "SET custom_profiling_settings = "+quoteLiteral(metrics), nil); err != nil {
+		return err
+	}
+	// DuckDB 1.5.5 turns profiling on with custom_profiling_settings
+	// (enable_profiling = query_tree) and, with no profiling_output, prints
+	// each statement's text and profile to the process's stderr: 2.2 KB of
+	// log a statement, a 3 MB statement's 3 MB, raw URLs among them. Off
+	// again, EXPLAIN ANALYZE keeps the metrics set above.
+	_, err = conn.ExecContext(sessionCtx, "PRAGMA disable_profiling", nil)
 	return err
 }
