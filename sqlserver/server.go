@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -44,8 +45,17 @@ type Config struct {
 	UnixSocketDir string
 	// TLSCert and TLSKey enable TLS (sslmode=require and stronger).
 	TLSCert, TLSKey string
-	// MaxConnections bounds concurrent sessions (default 100).
+	// MaxConnections bounds concurrent sessions (default 100), of which
+	// the last ReservedAdminConnections are an admin's alone (C2).
 	MaxConnections int
+	// ReservedAdminConnections are the sessions only an admin may open
+	// once the others are taken, PostgreSQL's
+	// superuser_reserved_connections: one user's idle sessions must not
+	// lock out the admin who would end them (default 3; negative: none).
+	ReservedAdminConnections int
+	// StartupTimeout is how long a connection may take from its first
+	// byte to the end of authentication, as a whole (C1; default 30 s).
+	StartupTimeout time.Duration
 	// MaxMessageBytes bounds one message a client sends once
 	// authenticated (a statement's text, a Bind's values); past it the
 	// session ends with 54000. A statement costs the Go heap 80-225 times
@@ -128,6 +138,15 @@ func (c *Config) Defaults() {
 	if c.MaxConnections == 0 {
 		c.MaxConnections = 100
 	}
+	if c.ReservedAdminConnections == 0 {
+		c.ReservedAdminConnections = min(3, c.MaxConnections-1)
+	}
+	if c.ReservedAdminConnections < 0 {
+		c.ReservedAdminConnections = 0
+	}
+	if c.StartupTimeout == 0 {
+		c.StartupTimeout = 30 * time.Second
+	}
 	if c.MaxMessageBytes == 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
@@ -192,8 +211,11 @@ type Server struct {
 	unixLn   net.Listener        // Config.UnixSocketDir's socket, if any
 	sessions map[uint32]*session // by backend pid; protected by mu
 	conns    map[net.Conn]struct{}
-	closed   bool
-	wg       sync.WaitGroup
+	// signalLogged rate-limits the log of pg_cancel_backend and
+	// pg_terminate_backend (activity.go)
+	signalLogged onceASecond
+	closed       bool
+	wg           sync.WaitGroup
 }
 
 // nativeFunctions is the map of native functions in force.
@@ -342,8 +364,41 @@ func (s *Server) Serve(ctx context.Context) error {
 	return s.accept(ctx, s.ln)
 }
 
+// Connections (C1-C3), before a client has proven who it is and after:
+//
+//	C1 A connection has StartupTimeout, once, from its first byte to the
+//	   end of authentication, and may ask for TLS and for GSS encryption
+//	   once each: a client that sent a GSSENCRequest every 25 s kept its
+//	   connection, and its file descriptor, for ever.
+//	C2 Sessions are at most MaxConnections, of which the last
+//	   ReservedAdminConnections are an admin's alone.
+//	C3 Connections, in start-up or in a session, are at most
+//	   maxOpenConnections(): past it a new one is told "too many clients"
+//	   and closed at once, unread; and running out of file descriptors
+//	   (EMFILE, ENFILE) pauses accepting instead of ending the server.
+//	   Before, ~20,000 idle TCP connections, no password needed, made
+//	   accept fail and dhsi serve exit.
+
+// maxOpenConnections is C3's bound: every session, and as many
+// connections again in start-up (PostgreSQL allows about twice
+// max_connections children).
+func (s *Server) maxOpenConnections() int { return 2 * s.cfg.MaxConnections }
+
+// acceptRetryable are the errors of Accept that a pause may mend (C3):
+// out of file descriptors or memory for one, or a connection the peer
+// dropped before it was accepted.
+func acceptRetryable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() ||
+		errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) ||
+		errors.Is(err, syscall.ECONNABORTED)
+}
+
 // accept serves the connections of one listener until Close.
 func (s *Server) accept(ctx context.Context, ln net.Listener) error {
+	var pause time.Duration
+	var lastLog time.Time
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -353,18 +408,29 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) error {
 			if closed {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if !acceptRetryable(err) {
+				return err
 			}
-			return err
+			// as net/http does: 5 ms, doubling, at most 1 s (C3)
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			if time.Since(lastLog) > 10*time.Second {
+				s.log.Warn("accept failed; pausing", "err", err, "pause", pause.String(), "open_connections", s.openConnections())
+				lastLog = time.Now()
+			}
+			time.Sleep(pause)
+			continue
 		}
+		pause = 0
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			conn.Close()
 			return nil
+		}
+		if len(s.conns) >= s.maxOpenConnections() {
+			s.mu.Unlock()
+			s.refuse(conn)
+			continue
 		}
 		s.conns[conn] = struct{}{}
 		s.wg.Add(1)
@@ -389,6 +455,25 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) error {
 			}
 		}()
 	}
+}
+
+// openConnections counts the connections open, in start-up or in a
+// session.
+func (s *Server) openConnections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// refuse tells a connection past C3's bound that the server is full,
+// without reading it, and closes it.
+func (s *Server) refuse(conn net.Conn) {
+	e := &Error{Severity: "FATAL", Code: codes.TooManyConnections, Message: "sorry, too many clients already"}
+	if b, err := e.response().Encode(nil); err == nil {
+		_ = conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_, _ = conn.Write(b)
+	}
+	conn.Close()
 }
 
 func (s *Server) authMode() string {
@@ -431,14 +516,21 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 	rd := &sessionReader{conn: conn}
 	be := pgproto3.NewBackend(rd, conn)
 	var startup *pgproto3.StartupMessage
+	// C1: one deadline for the whole start-up, writes included
+	startupDeadline := time.Now().Add(s.cfg.StartupTimeout)
+	_ = conn.SetDeadline(startupDeadline)
+	askedSSL, askedGSS := false, false
 	for startup == nil {
-		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 		msg, err := be.ReceiveStartupMessage()
 		if err != nil {
 			return err
 		}
 		switch m := msg.(type) {
 		case *pgproto3.SSLRequest:
+			if askedSSL {
+				return errors.New("a second SSLRequest")
+			}
+			askedSSL = true
 			if s.tls == nil {
 				if _, err := conn.Write([]byte{'N'}); err != nil {
 					return err
@@ -456,6 +548,10 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 			rd = &sessionReader{conn: conn}
 			be = pgproto3.NewBackend(rd, conn)
 		case *pgproto3.GSSEncRequest:
+			if askedGSS {
+				return errors.New("a second GSSENCRequest")
+			}
+			askedGSS = true
 			if _, err := conn.Write([]byte{'N'}); err != nil {
 				return err
 			}
@@ -489,23 +585,27 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		// allocate it) nor take its time: PostgreSQL's limit for an
 		// authentication message, and the start-up's 30 s deadline
 		be.SetMaxBodyLen(authMessageLimit)
-		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 		if err := users.authenticate(be, user); err != nil {
 			return err
 		}
 	}
 	be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
-	_ = conn.SetReadDeadline(time.Time{})
+	_ = conn.SetDeadline(time.Time{})
 	be.Send(&pgproto3.AuthenticationOk{})
 
-	s.mu.Lock()
-	if len(s.sessions) >= s.cfg.MaxConnections {
-		s.mu.Unlock()
-		return fatal(codes.TooManyConnections, "sorry, too many clients already")
-	}
 	principal := access.Principal{User: user, Role: access.Admin} // trust: as today
 	if users.Len() > 0 {
 		principal.Role, _ = users.Role(user)
+	}
+	s.mu.Lock()
+	// C2: the last ReservedAdminConnections sessions are an admin's
+	if n := len(s.sessions); n >= s.cfg.MaxConnections ||
+		principal.Role != access.Admin && n >= s.cfg.MaxConnections-s.cfg.ReservedAdminConnections {
+		s.mu.Unlock()
+		if principal.Role != access.Admin && n < s.cfg.MaxConnections {
+			return fatal(codes.TooManyConnections, "remaining connection slots are reserved for admins")
+		}
+		return fatal(codes.TooManyConnections, "sorry, too many clients already")
 	}
 	// A1: everything this session runs, in DuckDB or natively, carries who
 	// it runs as

@@ -94,6 +94,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		pprofAddr       = fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; loopback only")
 		nativeRowLimit  = fs.Int("native-row-limit", 0, "the rows a statement the server answers without DuckDB may hold in memory: the keys it sorts or groups, a join's side, the rows its WHERE keeps (8 times as many of those); one that would hold more runs through DuckDB, whose operators stream within --memory-limit. 0: --memory-limit / 4096 bytes, from 65,536 to 4,194,304 rows; -1: no limit")
 		maxMessage      = fs.String("max-message-bytes", "", "the largest message a client may send once authenticated (a statement's text, a Bind's values), e.g. 4MiB; a larger one ends its session with SQLSTATE 54000. A statement's tokens cost the server 80-225 times its text (default: --memory-limit / 256, from 1MiB to 16MiB)")
+		maxConns        = fs.Int("max-connections", 100, "the most sessions the server holds at once, of which the last 3 (all but one, for fewer than 4) only an admin may open (PostgreSQL's superuser_reserved_connections); as many connections again may be in start-up, and one past that is refused unread")
 		fairAbove       = fs.Int("fair-above", 0, "when more sessions than this sent a query in the last 10-20 ms or are running one, they take turns on the server's threads: every connection gets an even share and a short p99, for 10-15% of the throughput at 16 clients on 2 cores; below it a session keeps its thread while its client answers (faster, less even). 0: 4 per core; -1: never")
 		shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long running statements may take to finish before they are cancelled")
 		refresh         = fs.Duration("refresh-interval", 2*time.Second, "how often the server checks the store for records written by other processes (the views are at most this stale for DHSI's writers; CALLs refresh at once); a refresh that takes longer is followed by a pause as long as it took, so refreshing takes at most half of one core")
@@ -119,6 +120,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *maxConns < 1 || *maxConns > 100000 {
+		return fmt.Errorf("%w: --max-connections %d: want 1 to 100000", errUsage, *maxConns)
 	}
 	if *fullRefresh <= 0 {
 		return fmt.Errorf("%w: --full-refresh-interval must be positive", errUsage)
@@ -239,7 +243,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		st = reg.InstrumentStore(st)
 	}
 	srv, engine, err := sqlserver.Open(ctx, sqlserver.Options{
-		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, FairAbove: *fairAbove, MaxMessageBytes: int(maxMessageBytes), NativeRowLimit: rowLimit, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: append(slices.Clone(udf.TableFunctions), records.TableFunctions...), NativeFunctions: native,
+		Server: sqlserver.Config{Listen: *listen, UnixSocketDir: *unixDir, MaxConnections: *maxConns, FairAbove: *fairAbove, MaxMessageBytes: int(maxMessageBytes), NativeRowLimit: rowLimit, Users: userList, TLSCert: *tlsCert, TLSKey: *tlsKey, NullUnsafeFunctions: append(slices.Clone(udf.TableFunctions), records.TableFunctions...), NativeFunctions: native,
 			Procedures: udf.ProcedureRoles,
 			// urls is set by the Init hook below, before any session
 			ReadEpoch: func() uint64 {

@@ -1,0 +1,153 @@
+package sqlserver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/dhsi/dhsi/access"
+	"github.com/dhsi/dhsi/sqlserver"
+)
+
+// gssEncRequest is the 8 bytes a client sends to ask for GSS encryption.
+var gssEncRequest = []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x30}
+
+// C1: the start-up has one deadline, however a client spends it; a
+// second GSSENCRequest ends the connection at once.
+func TestStartUpHasOneDeadline(t *testing.T) {
+	s := startServer(t, func(c *sqlserver.Config) { c.StartupTimeout = 1500 * time.Millisecond })
+	addr := fmt.Sprintf("%s:%d", s.host, s.port)
+	// a request every 500 ms, as one every 25 s kept a connection for ever
+	// against a deadline renewed by each
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	if _, err := conn.Write(gssEncRequest); err != nil {
+		t.Fatal(err)
+	}
+	answer := make([]byte, 1)
+	if _, err := io.ReadFull(conn, answer); err != nil || answer[0] != 'N' {
+		t.Fatalf("GSSENCRequest: %q %v", answer, err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Read(answer); err == nil {
+		t.Fatalf("read %q after the start-up deadline", answer)
+	}
+	if took := time.Since(start); took < time.Second || took > 5*time.Second {
+		t.Errorf("the connection ended after %v, want about the 1.5 s start-up deadline", took)
+	}
+	conn2, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	start = time.Now()
+	for range 2 {
+		if _, err := conn2.Write(gssEncRequest); err != nil {
+			break
+		}
+	}
+	_ = conn2.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, _ := io.ReadAll(conn2)
+	if string(got) != "N" || time.Since(start) > time.Second {
+		t.Errorf("two GSSENCRequests: read %q, closed after %v; want one N and the connection closed at once", got, time.Since(start))
+	}
+	// and a client that starts up in time is served
+	if _, err := connectString(t, s.connString("tester")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// C2: one user's sessions cannot take the slots kept for admins, so an
+// admin can always connect to end them.
+func TestReservedAdminConnections(t *testing.T) {
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.MaxConnections, c.ReservedAdminConnections = 3, 1
+		c.Users = []sqlserver.User{{Name: "rita", Password: "pw", Role: access.Reader}, {Name: "alice", Password: "pw", Role: access.Admin}}
+	})
+	as := func(user string) string { return strings.Replace(s.connString(user), "@", ":pw@", 1) }
+	for range 2 {
+		if _, err := connectString(t, as("rita")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := connectString(t, as("rita"))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" || !strings.Contains(pe.Message, "reserved for admins") {
+		t.Fatalf("a reader's third session of three, one kept for admins: %v", err)
+	}
+	admin, err := connectString(t, as("alice"))
+	if err != nil {
+		t.Fatalf("the admin's session in the kept slot: %v", err)
+	}
+	if _, err := connectString(t, as("alice")); !errors.As(err, &pe) || pe.Code != "53300" || !strings.Contains(pe.Message, "too many clients") {
+		t.Fatalf("a fourth session of three: %v", err)
+	}
+	var n int
+	if err := admin.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("pg_stat_activity as the admin: %d %v", n, err)
+	}
+}
+
+// C3: connections in start-up are bounded too: past twice MaxConnections a
+// new one is told so and closed unread, and the server serves again once
+// they are gone.
+func TestConnectionsPastTheBoundAreRefused(t *testing.T) {
+	s := startServer(t, func(c *sqlserver.Config) { c.MaxConnections = 2 })
+	addr := fmt.Sprintf("%s:%d", s.host, s.port)
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for range 4 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	// the server counts a connection once it has accepted it
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		got, _ := io.ReadAll(c)
+		c.Close()
+		if strings.Contains(string(got), "too many clients") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a fifth connection past 2 × MaxConnections 2 read %q", got)
+		}
+	}
+	for _, c := range idle {
+		c.Close()
+	}
+	idle = nil
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		_, err := connectString(t, s.connString("tester"))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("once the idle connections closed: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
