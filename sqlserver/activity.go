@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -126,7 +127,9 @@ func (s *Server) signal(caller access.Principal, pid uint32, terminate bool) (bo
 	if caller.Role != access.Admin && caller.User != sess.user {
 		return false, &access.Denied{Principal: caller, What: fmt.Sprintf("%s session %d of another user", what, pid), Needs: "the admin role"}
 	}
-	s.log.Info(what+" backend", "pid", pid, "by", caller.User)
+	if s.signalLogged.first(fmt.Sprintf("%s %d %s", what, pid, caller.User), time.Now()) {
+		s.log.Info(what+" backend", "pid", pid, "by", caller.User)
+	}
 	if terminate {
 		sess.terminate()
 	} else {
@@ -335,4 +338,26 @@ func (r *fixedRows) FillRow(row duckdb.Row) (bool, error) {
 	}
 	r.next++
 	return true, nil
+}
+
+// onceASecond says whether a key was not seen in the last second: the log
+// of pg_cancel_backend and pg_terminate_backend, which a statement may
+// call once per row (SELECT count(pg_cancel_backend(n)) FROM urls wrote
+// 16 MB of log in 1.1 s), says each (what, pid, caller) once a second.
+type onceASecond struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func (o *onceASecond) first(key string, now time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen == nil || len(o.seen) > 1024 {
+		o.seen = map[string]time.Time{} // forget the old: at worst a line more
+	}
+	if t, ok := o.seen[key]; ok && now.Sub(t) < time.Second {
+		return false
+	}
+	o.seen[key] = now
+	return true
 }
