@@ -51,6 +51,13 @@ func (s *session) runNativeOrTwin(ctx context.Context, pt *portal, maxRows int64
 		if err != nil {
 			return err
 		}
+		// the check Bind makes of a DuckDB statement's values: a NULL that
+		// reached a table function's bind aborted the process (nullguard.go)
+		for i, v := range params {
+			if v.Value == nil && p.twin.nullUnsafe[i+1] {
+				return pgErrorf(codes.NullValueNotAllowed, "parameter $%d is an argument of a DHSI table function, which does not take NULL", i+1)
+			}
+		}
 		pt.twin = &portal{name: pt.name, stmt: p.twin, params: params, formats: pt.formats}
 	}
 	err := s.runDuck(ctx, pt.twin, maxRows)

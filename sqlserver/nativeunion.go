@@ -11,17 +11,17 @@ import (
 // A union of lookups: pgsql.PointLookups writes "view WHERE column IN
 // (v1, v2, …)" (or an OR of equalities) as
 //
-//	( SELECT * FROM f(v1, …) UNION ALL SELECT * FROM f(v2, …) WHERE v2 IS DISTINCT FROM v1 … ) [AS] alias
+//	( SELECT * FROM f(v1, …) UNION ALL SELECT * FROM f(v2, …) WHERE (v2 <> v1 OR v1 IS NULL) … ) [AS] alias
 //
 // and the native path answers that FROM item as one NativeFunction
-// (unionFunctions) when every branch calls the same native function with
-// arguments matchCallArgs takes, and each branch's WHERE, if any, is only
-// guards "vk IS DISTINCT FROM vj": vk the branch's first argument and vj
-// an earlier branch's, as written. U1: a branch's rows are its function's,
-// unless one of its guards finds its first argument equal to (not
-// distinct from) the earlier one's, or one of its arguments is NULL (the
-// lookup's WHERE keeps no row for NULL); the branches come in the order
-// written. Any other union (another function, another WHERE, UNION
+// (unionFunctions) when every branch calls the same lookup function
+// (NullMeansNoRows) with arguments matchCallArgs takes, and each branch's
+// WHERE, if any, is only guards "(vk <> vj OR vj IS NULL)": vk the
+// branch's first argument and vj an earlier branch's, as written. U1: a
+// branch's rows are its function's, unless one of its guards finds its
+// first argument equal to the earlier one's (both not NULL), or one of its
+// arguments is NULL (the lookup's WHERE keeps no row for NULL); the
+// branches come in the order written. Any other union (another function, another WHERE, UNION
 // without ALL, a NULL literal) is DuckDB's, which answers the same SQL.
 
 // unionBranch is one SELECT * FROM f(args) of a union item.
@@ -34,7 +34,10 @@ type unionBranch struct {
 // matchUnionItem matches a union of lookups at toks[i] (a "("); next is
 // the index after its closing parenthesis.
 func matchUnionItem(toks []pgsql.Token, i int, fns map[string]NativeFunction) (item fromItem, next int, ok bool) {
-	if i >= len(toks) || toks[i].Text != "(" {
+	// PointLookups' union (its tokens at no position of the client's
+	// text): a union the client wrote has DuckDB's answers, 22004 for a
+	// NULL argument among them
+	if i >= len(toks) || toks[i].Text != "(" || toks[i].Pos != -1 {
 		return item, i, false
 	}
 	end := pgsql.MatchingParen(toks, i)
@@ -44,14 +47,17 @@ func matchUnionItem(toks []pgsql.Token, i int, fns map[string]NativeFunction) (i
 	var branches []unionBranch
 	j := i + 1
 	for {
-		if j+5 > end || !toks[j].Is("SELECT") || toks[j+1].Text != "*" || !toks[j+2].Is("FROM") ||
+		if j+5 > end || !toks[j].Is("SELECT") || toks[j].Pos != -1 || toks[j+1].Text != "*" || !toks[j+2].Is("FROM") ||
 			toks[j+3].Kind != pgsql.Ident || toks[j+4].Text != "(" {
 			return item, i, false
 		}
 		name := strings.ToLower(toks[j+3].Text)
 		if item.name == "" {
 			fn, found := fns[name]
-			if !found {
+			// a lookup's function alone: its NULL means no row, on DuckDB's
+			// path too (guardNullArgs' coalesce), where any other's is
+			// 22004 and, past a twin, once aborted the process
+			if !found || !fn.NullMeansNoRows {
 				return item, i, false
 			}
 			item.name, item.fn = name, fn
@@ -70,13 +76,14 @@ func matchUnionItem(toks []pgsql.Token, i int, fns map[string]NativeFunction) (i
 		j = close + 1
 		if j < end && toks[j].Is("WHERE") {
 			for j++; ; j++ {
-				// vk IS DISTINCT FROM vj
-				if j+4 >= end+1 || !sameToken(toks[j], b.first) || !toks[j+1].Is("IS") || !toks[j+2].Is("DISTINCT") || !toks[j+3].Is("FROM") {
+				// (vk <> vj OR vj IS NULL), vj an earlier branch's
+				if j+8 >= end || toks[j].Text != "(" || !sameToken(toks[j+1], b.first) || toks[j+2].Text != "<>" ||
+					!toks[j+4].Is("OR") || !sameToken(toks[j+5], toks[j+3]) || !toks[j+6].Is("IS") || !toks[j+7].Is("NULL") || toks[j+8].Text != ")" {
 					return item, i, false
 				}
 				earlier := -1
 				for k := range branches {
-					if sameToken(toks[j+4], branches[k].first) {
+					if sameToken(toks[j+3], branches[k].first) {
 						earlier = k
 						break
 					}
@@ -85,7 +92,7 @@ func matchUnionItem(toks []pgsql.Token, i int, fns map[string]NativeFunction) (i
 					return item, i, false
 				}
 				b.guards = append(b.guards, earlier)
-				if j += 5; j < end && toks[j].Is("AND") {
+				if j += 9; j < end && toks[j].Is("AND") {
 					continue
 				}
 				break
@@ -143,6 +150,7 @@ func unionFunctions(fn NativeFunction, branches []unionBranch) NativeFunction {
 				}
 			}
 			for _, g := range b.guards {
+				// (vk <> vj OR vj IS NULL) is false only for vk = vj
 				if other := args[g*per]; other != nil && other == mine[0] {
 					continue branch
 				}

@@ -483,6 +483,19 @@ func TestGrantsHideDatasetsEverywhere(t *testing.T) {
 		if len(union) == 0 || !reflect.DeepEqual(union, scan) {
 			t.Errorf("%s: urls WHERE domain IN (…): %d rows, the scan %d", user, len(union), len(scan))
 		}
+		// a literal before a $n: the union's guard compares them, and the
+		// statement checks read no file in it; count(DISTINCT) is DuckDB's
+		for _, q := range []string{
+			"SELECT count(DISTINCT url) FROM urls WHERE domain IN ('shared.example', $1)",
+			"SELECT count(DISTINCT url) FROM urls WHERE domain = 'shared.example' OR domain = $1::varchar",
+		} {
+			var got, want int64
+			err := c.QueryRow(ctx, q, "open3.example").Scan(&got)
+			werr := c.QueryRow(ctx, strings.NewReplacer("domain IN", "domain || '' IN", "domain =", "domain || '' =").Replace(q), "open3.example").Scan(&want)
+			if err != nil || werr != nil || got != want || got == 0 {
+				t.Errorf("%s: %s = %d (%v), the scan %d (%v)", user, q, got, err, want, werr)
+			}
+		}
 		for _, r := range union {
 			for name, id := range s.ids {
 				if hide[name] && strings.HasPrefix(r, fmt.Sprintf("%d ", id)) {

@@ -1,6 +1,9 @@
 package pgsql
 
-import "strings"
+import (
+	"maps"
+	"strings"
+)
 
 // Lookup names a table function (or table macro) that returns exactly the
 // rows of a view whose Column equals its one argument: the index behind
@@ -52,6 +55,17 @@ func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
 	if first < 0 || !(toks[first].Is("SELECT") || toks[first].Is("WITH")) {
 		return toks
 	}
+	// a CTE of a view's name hides the view (WITH urls AS (…) SELECT …
+	// FROM urls WHERE domain = …): that FROM is the CTE's
+	if shadowed := queryNames(toks); len(shadowed) > 0 {
+		lookups = maps.Clone(lookups)
+		for name := range shadowed {
+			delete(lookups, name)
+		}
+		if len(lookups) == 0 {
+			return toks
+		}
+	}
 	var out []Token
 	last := 0 // toks[last:] not yet copied to out
 	for i := first; i >= 0 && i < len(toks); i = NextSignificant(toks, i) {
@@ -79,7 +93,10 @@ func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
 		if r.values == nil {
 			out = call(out, r.value)
 		} else {
-			out = append(out, Token{Kind: Punct, Text: "("})
+			// the union's tokens are PointLookups' own (Pos -1), which the
+			// native path requires of a union it answers (a client's own
+			// union's NULL is 22004, not no row)
+			out = append(out, Token{Kind: Punct, Text: "(", Pos: -1})
 			for k, v := range r.values {
 				if k > 0 {
 					out = append(out, lookupWords(" UNION ALL ")...)
@@ -97,12 +114,20 @@ func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
 						out = append(out, lookupWords(" WHERE ")...)
 						guarded = true
 					}
+					// v differs from earlier, or earlier is NULL (no row of
+					// its own); a NULL v keeps no row either way. Not "IS
+					// DISTINCT FROM": a literal after FROM reads to the
+					// statement checks as a file (sqlserver P3)
+					out = append(out, lookupWords("(")...)
 					out = append(out, v...)
-					out = append(out, lookupWords(" IS DISTINCT FROM ")...)
+					out = append(out, lookupWords(" <> ")...)
 					out = append(out, earlier...)
+					out = append(out, lookupWords(" OR ")...)
+					out = append(out, earlier...)
+					out = append(out, lookupWords(" IS NULL)")...)
 				}
 			}
-			out = append(out, Token{Kind: Punct, Text: ")"})
+			out = append(out, Token{Kind: Punct, Text: ")", Pos: -1})
 		}
 		if !r.aliased {
 			out = append(out, Token{Kind: Space, Text: " "}, Token{Kind: Ident, Text: "AS"}, Token{Kind: Space, Text: " "}, toks[r.end-1])
@@ -128,6 +153,38 @@ func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
 		return toks
 	}
 	return append(out, toks[last:]...)
+}
+
+// queryNames are the names toks gives to queries: "name [(columns)] AS
+// [NOT] [MATERIALIZED] (", a CTE's (or a CREATE … AS ('s), by their
+// IdentName.
+func queryNames(toks []Token) map[string]bool {
+	sig := Significant(toks)
+	var names map[string]bool
+	for i := 0; i+2 < len(sig); i++ {
+		if sig[i].Kind != Ident && sig[i].Kind != QIdent {
+			continue
+		}
+		j := i + 1
+		if sig[j].Text == "(" {
+			if j = MatchingParen(sig, j); j < 0 {
+				continue
+			}
+			j++
+		}
+		if j >= len(sig) || !sig[j].Is("AS") {
+			continue
+		}
+		for j++; j < len(sig) && (sig[j].Is("NOT") || sig[j].Is("MATERIALIZED")); j++ {
+		}
+		if j < len(sig) && sig[j].Text == "(" {
+			if names == nil {
+				names = map[string]bool{}
+			}
+			names[sig[i].IdentName()] = true
+		}
+	}
+	return names
 }
 
 type lookupMatch struct {

@@ -85,9 +85,9 @@ func TestPointLookupsOfSeveralValues(t *testing.T) {
 			"SELECT url FROM (SELECT * FROM f('a.org') UNION ALL SELECT * FROM f('a''b')) AS urls"},
 		// a $n may equal any value before it: its branch says so
 		{"SELECT url FROM urls u WHERE u.domain IN ($1, 'b.org', $2::text) AND u.url LIKE 'https:%'",
-			"SELECT url FROM (SELECT * FROM f($1) UNION ALL SELECT * FROM f('b.org') WHERE 'b.org' IS DISTINCT FROM $1 UNION ALL SELECT * FROM f($2::text) WHERE $2::text IS DISTINCT FROM $1 AND $2::text IS DISTINCT FROM 'b.org') u WHERE u.domain IN ($1, 'b.org', $2::text) AND u.url LIKE 'https:%'"},
+			"SELECT url FROM (SELECT * FROM f($1) UNION ALL SELECT * FROM f('b.org') WHERE ('b.org' <> $1 OR $1 IS NULL) UNION ALL SELECT * FROM f($2::text) WHERE ($2::text <> $1 OR $1 IS NULL) AND ($2::text <> 'b.org' OR 'b.org' IS NULL)) u WHERE u.domain IN ($1, 'b.org', $2::text) AND u.url LIKE 'https:%'"},
 		{"SELECT url FROM urls WHERE domain IN ('a.org', 'a.org'::text)",
-			"SELECT url FROM (SELECT * FROM f('a.org') UNION ALL SELECT * FROM f('a.org'::text) WHERE 'a.org'::text IS DISTINCT FROM 'a.org') AS urls"},
+			"SELECT url FROM (SELECT * FROM f('a.org') UNION ALL SELECT * FROM f('a.org'::text) WHERE ('a.org'::text <> 'a.org' OR 'a.org' IS NULL)) AS urls"},
 		{"SELECT url FROM urls WHERE domain IN ($1, $1)", "SELECT url FROM f($1) AS urls"},
 		{"SELECT url FROM urls WHERE dataset_id = 3 AND domain IN ('a.org', 'b.org')",
 			"SELECT url FROM (SELECT * FROM g('a.org', 3) UNION ALL SELECT * FROM g('b.org', 3)) AS urls WHERE dataset_id = 3 AND domain IN ('a.org', 'b.org')"},
@@ -110,6 +110,9 @@ func TestPointLookupsOfSeveralValues(t *testing.T) {
 		{"SELECT url FROM urls WHERE (domain = 'a.org' OR dataset_id = 1) AND domain IS NOT NULL", ""},
 		{"SELECT url FROM urls WHERE NOT (domain = 'a.org' OR domain = 'b.org')", ""},
 		{"SELECT url FROM urls WHERE domain = ANY(ARRAY['a.org', 'b.org'])", ""},
+		// a CTE of the view's name is no view
+		{"WITH urls AS (SELECT 'a.org' AS domain, 'x' AS url) SELECT url FROM urls WHERE domain IN ('a.org', 'b.org')", ""},
+		{"WITH x AS (SELECT 1), \"urls\"(domain, url) AS MATERIALIZED (SELECT 'a.org', 'x') SELECT url FROM urls WHERE domain = 'a.org'", ""},
 	}
 	checkLookups(t, lookups, cases)
 	// more values than a union is worth: a scan
