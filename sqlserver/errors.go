@@ -202,8 +202,14 @@ func duckSQLState(t duckdb.ErrorType, msg string) codes.Code {
 			return codes.NumericValueOutOfRange
 		}
 		return codes.InvalidTextRepresentation
-	case duckdb.ErrorTypeOutOfRange:
+	case duckdb.ErrorTypeOutOfRange, duckdb.ErrorTypeDecimal:
 		return codes.NumericValueOutOfRange
+	case duckdb.ErrorTypeSequence:
+		// nextval past a TEMP sequence's MAXVALUE: a user's, not internal
+		// (XX000 is logged, once per statement)
+		return codes.SequenceGeneratorLimitExceeded
+	case duckdb.ErrorTypeObjectSize:
+		return codes.ProgramLimitExceeded
 	case duckdb.ErrorTypeDivideByZero:
 		return codes.DivisionByZero
 	case duckdb.ErrorTypeConstraint:

@@ -350,12 +350,13 @@ func TestErrorsCarrySQLSTATEAndTheSessionGoesOn(t *testing.T) {
 		{"text that is not an integer is 22P02", "SELECT 'abc'::INTEGER", "22P02"},
 		{"an out-of-range cast is 22003", "SELECT 100000::SMALLINT", "22003"},
 		{"an unknown schema is 3F000", "SELECT * FROM no_such_schema.t", "3F000"},
+		{"nextval past a sequence's MAXVALUE is 2200H, not an internal error", "SELECT nextval('sq'), nextval('sq'), nextval('sq')", "2200H"},
 	}
 	for _, m := range resultModes {
 		t.Run(m.name, func(t *testing.T) {
 			conn := s.connect(t, withMode(m.mode))
 			mustExec(t, conn, "CREATE TEMP TABLE uniq (a INTEGER PRIMARY KEY)", "INSERT INTO uniq VALUES (1)",
-				"CREATE TEMP TABLE nn (a INTEGER NOT NULL)")
+				"CREATE TEMP TABLE nn (a INTEGER NOT NULL)", "CREATE TEMP SEQUENCE sq MAXVALUE 2")
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					ctx := ctxT(t)
