@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ var gssEncRequest = []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x30}
 // second GSSENCRequest ends the connection at once.
 func TestStartUpHasOneDeadline(t *testing.T) {
 	s := startServer(t, func(c *sqlserver.Config) { c.StartupTimeout = 1500 * time.Millisecond })
-	addr := fmt.Sprintf("%s:%d", s.host, s.port)
+	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
 	// a request every 500 ms, as one every 25 s kept a connection for ever
 	// against a deadline renewed by each
 	conn, err := net.Dial("tcp", addr)
@@ -104,7 +105,7 @@ func TestReservedAdminConnections(t *testing.T) {
 // they are gone.
 func TestConnectionsPastTheBoundAreRefused(t *testing.T) {
 	s := startServer(t, func(c *sqlserver.Config) { c.MaxConnections = 2 })
-	addr := fmt.Sprintf("%s:%d", s.host, s.port)
+	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
 	var idle []net.Conn
 	defer func() {
 		for _, c := range idle {
@@ -149,5 +150,68 @@ func TestConnectionsPastTheBoundAreRefused(t *testing.T) {
 			t.Fatalf("once the idle connections closed: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// PB1: a non-admin session keeps a bounded number of prepared statements,
+// of a bounded text in all, named ones and SQL PREPAREs alike; past it a
+// statement is refused with 54000 and the session goes on.
+func TestPreparedStatementsAreBounded(t *testing.T) {
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.MaxMessageBytes = 64 << 10 // a budget of 128 KiB of text
+		c.Users = []sqlserver.User{{Name: "rita", Password: "pw", Role: access.Reader}, {Name: "alice", Password: "pw", Role: access.Admin}}
+	})
+	ctx := context.Background()
+	as := func(user string) string { return strings.Replace(s.connString(user), "@", ":pw@", 1) }
+	reader, err := connectString(t, as("rita"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(i int) string { return fmt.Sprintf("SELECT %d AS n, '%s' AS pad", i, strings.Repeat("x", 20<<10)) }
+	var pe *pgconn.PgError
+	kept := 0
+	for ; kept < 10; kept++ {
+		if _, err = reader.Prepare(ctx, fmt.Sprintf("s%d", kept), text(kept)); err != nil {
+			break
+		}
+	}
+	if !errors.As(err, &pe) || pe.Code != "54000" || kept != 6 {
+		t.Fatalf("named statements of 20 KiB under a 128 KiB budget: %d kept, then %v", kept, err)
+	}
+	if _, err := reader.Exec(ctx, "PREPARE p AS "+text(99)); !errors.As(err, &pe) || pe.Code != "54000" {
+		t.Fatalf("a SQL PREPARE past the budget: %v", err)
+	}
+	var n int
+	if err := reader.QueryRow(ctx, "SELECT 1").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the session after 54000: %v", err)
+	}
+	if err := reader.Deallocate(ctx, "s0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Exec(ctx, "PREPARE p AS "+text(99)); err != nil {
+		t.Fatalf("a SQL PREPARE once a statement was closed: %v", err)
+	}
+	// an admin is not bounded
+	admin, err := connectString(t, as("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		if _, err := admin.Prepare(ctx, fmt.Sprintf("a%d", i), text(i)); err != nil {
+			t.Fatalf("an admin's statement %d: %v", i, err)
+		}
+	}
+	// and the count: small statements, at most maxPreparedStatements
+	reader2, err := connectString(t, as("rita"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kept = 0; kept < 1100; kept++ {
+		if _, err = reader2.Prepare(ctx, fmt.Sprintf("c%d", kept), "SELECT 1"); err != nil {
+			break
+		}
+	}
+	if !errors.As(err, &pe) || pe.Code != "54000" || kept != 1000 {
+		t.Fatalf("small named statements: %d kept, then %v", kept, err)
 	}
 }

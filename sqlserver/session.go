@@ -121,10 +121,13 @@ type session struct {
 // prepared is a parsed statement: either a DuckDB prepared statement or one
 // the session answers itself.
 type prepared struct {
-	name    string
-	class   classified
-	duckSQL string
-	stmt    *duckdb.Stmt // nil unless class.kind == kindDuck
+	name string
+	// textBytes is the length of the statement's text as the client sent
+	// it (Parse), counted against the session's budget (preparedBudget)
+	textBytes int
+	class     classified
+	duckSQL   string
+	stmt      *duckdb.Stmt // nil unless class.kind == kindDuck
 	// vars: the session's variables (syncedVariables) when stmt was
 	// prepared. DuckDB folds getvariable() into a plan when it binds it, so
 	// a statement kept across a SET would answer current_setting(),
@@ -579,11 +582,15 @@ func (s *session) parse(ctx context.Context, m *pgproto3.Parse) error {
 	if len(stmts) == 1 {
 		st = stmts[0]
 	}
+	if err := s.preparedBudget(m.Name, len(m.Query), m.Name != ""); err != nil {
+		return err
+	}
 	oids := append([]uint32(nil), m.ParameterOIDs...)
 	p, err := s.prepare(ctx, m.Name, st, oids)
 	if err != nil {
 		return err
 	}
+	p.textBytes = len(m.Query)
 	if old, ok := s.stmts[m.Name]; ok { // unnamed statement is replaced
 		delete(s.stmts, m.Name)
 		old.closed = true
@@ -755,6 +762,45 @@ func (s *session) closeObject(m *pgproto3.Close) error {
 
 // ---- preparing ----
 
+// A non-admin session keeps at most maxPreparedStatements prepared
+// statements, named ones and SQL PREPAREs, whose texts come to at most
+// twice --max-message-bytes (PB1). DuckDB holds each outside its
+// memory_limit, ~6 times its text: one reader's 1,700-3,000 statements of
+// 100 KB, sent in 8-28 s, took the server to its hard limit, where every
+// new session, an admin's too, failed, and once the process died. pgx
+// keeps 512 statements a connection by default.
+const maxPreparedStatements = 1000
+
+// preparedBudget refuses a statement of n bytes the session would keep
+// under name (the unnamed statement replaces the one before; adds: it
+// would be one more) past PB1, with 54000.
+func (s *session) preparedBudget(name string, n int, adds bool) error {
+	if s.principal.Role == access.Admin {
+		return nil
+	}
+	count, held := len(s.sqlPrepared), 0
+	for k, p := range s.stmts {
+		if k != "" {
+			count++
+		}
+		if k != name {
+			held += p.textBytes
+		}
+	}
+	for k, sp := range s.sqlPrepared {
+		if "\x00sql "+k != name {
+			held += len(sp.sql)
+		}
+	}
+	if adds && count >= maxPreparedStatements {
+		return pgErrorf(codes.ProgramLimitExceeded, "this session keeps %d prepared statements, the most it may; DEALLOCATE or close some", count)
+	}
+	if budget := 2 * s.srv.cfg.MaxMessageBytes; held+n > budget {
+		return pgErrorf(codes.ProgramLimitExceeded, "this session's prepared statements would hold %d bytes of text, more than its %d (twice the server's --max-message-bytes); DEALLOCATE or close some", held+n, budget)
+	}
+	return nil
+}
+
 func (s *session) prepare(ctx context.Context, name string, st pgsql.Statement, oids []uint32) (*prepared, error) {
 	return s.prepareAs(ctx, name, st, oids, true)
 }
@@ -797,6 +843,13 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 	case kindDuck:
 		var nc *nativeCall
 		sig := st.Significant()
+		if name, ok := preparesName(sig); ok {
+			// a SQL PREPARE keeps a statement in DuckDB as a Parse does
+			_, replaces := s.sqlPrepared[name]
+			if err := s.preparedBudget("\x00sql "+name, len(st.SQL), !replaces); err != nil {
+				return nil, err
+			}
+		}
 		natives := s.srv.nativeFunctions()
 		var keywords map[string]bool
 		if allowNative && natives != nil {
