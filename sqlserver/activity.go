@@ -139,11 +139,15 @@ func (s *Server) signal(caller access.Principal, pid uint32, terminate bool) (bo
 }
 
 // terminate ends the session: its statement is interrupted and its read
-// broken; the session's own goroutine then sends FATAL 57P01.
+// broken; the session's own goroutine then sends FATAL 57P01. A write to
+// a client that reads no more is broken too: such a session held its
+// statement's whole result (470 MB, a review in stop 41) for as long as
+// the client kept its socket open, terminated or not.
 func (s *session) terminate() {
 	s.act.terminating.Store(true)
 	s.cancelRunning()
 	s.reader.breakRead()
+	_ = s.conn.SetWriteDeadline(time.Now())
 }
 
 // watchPeer cancels the running statement when the client's socket is

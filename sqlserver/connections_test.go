@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/dhsi/dhsi/access"
 	"github.com/dhsi/dhsi/sqlserver"
@@ -213,5 +214,66 @@ func TestPreparedStatementsAreBounded(t *testing.T) {
 	}
 	if !errors.As(err, &pe) || pe.Code != "54000" || kept != 1000 {
 		t.Fatalf("small named statements: %d kept, then %v", kept, err)
+	}
+}
+
+// pg_terminate_backend ends a session whose client reads no more of its
+// result: its write is broken as its read is. Before, such a session held
+// its statement's whole result (470 MB in a review) for as long as the
+// client kept its socket open.
+func TestTerminateEndsASessionBlockedWritingToItsClient(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	conn, err := net.Dial("tcp", net.JoinHostPort(s.host, strconv.Itoa(s.port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fe := pgproto3.NewFrontend(conn, conn)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "slow", "database": "dhsi"}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	// ~200 MB of rows, of which the client reads none
+	fe.Send(&pgproto3.Query{String: "SELECT repeat('x', 1000) AS pad FROM range(200000)"})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	admin := s.connect(t)
+	var pid int64
+	deadline := time.Now().Add(20 * time.Second)
+	for pid == 0 {
+		err := admin.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE usename = 'slow' AND state = 'active'").Scan(&pid)
+		if err != nil && time.Now().After(deadline) {
+			t.Fatalf("the slow session in pg_stat_activity: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // into its blocked write
+	var ok bool
+	if err := admin.QueryRow(ctx, "SELECT pg_terminate_backend($1::integer)", pid).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_terminate_backend: %v %v", ok, err)
+	}
+	for {
+		var n int
+		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1::integer", pid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %d still in pg_stat_activity after pg_terminate_backend, its client reading nothing", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
