@@ -202,6 +202,9 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 			record, _ := args[1].(string)
 			cols := []duckdb.ColumnInfo{{Name: "domain", T: varchar}, {Name: "shard", T: varchar}, {Name: "object_key", T: varchar}}
 			return &lazyRows{cols: cols, run: func(ctx context.Context) ([][]any, error) {
+				if len(record) > MaxInboxRecordBytes {
+					return nil, &InvalidArgument{fmt.Errorf("inbox_put: the record is %d bytes of JSON, more than a record's %d", len(record), MaxInboxRecordBytes)}
+				}
 				fields, err := recordFields(record)
 				if err != nil {
 					return nil, err
@@ -352,6 +355,12 @@ func RegisterProcedures(ctx context.Context, db *sql.DB, p Procedures) error {
 // dhsi ingest's flags as named arguments, each optional.
 const IngestMacro = `CREATE OR REPLACE MACRO ingest(dataset, files, keep_columns := '') AS TABLE
 	SELECT * FROM dhsi_ingest(dataset, files, coalesce(keep_columns, ''))`
+
+// MaxInboxRecordBytes bounds one record of inbox_put: until it is
+// compacted every server keeps it parsed in its Go heap, at ~2 times its
+// size, and ~510 MB of 3 MB records (a review, stop 41) ended a server.
+// A domain's record is a few hundred bytes.
+const MaxInboxRecordBytes = 1 << 20
 
 // recordFields parses inbox_put's JSON object into field texts.
 func recordFields(s string) (map[string]string, error) {

@@ -153,6 +153,12 @@ func TestDomainRecordsThroughSQL(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Code != "22023" || !strings.Contains(pe.Message, `field "scraper_version"`) {
 			t.Fatalf("inbox_put of an uncastable value: %v; want 22023 naming the field", err)
 		}
+		// a record past 1 MiB: every server would keep it parsed until it
+		// is compacted
+		_, err = c.Exec(ctx, `CALL inbox_put('big.example', $1)`, `{"company_name": "`+strings.Repeat("x", 1<<20)+`"}`)
+		if !errors.As(err, &pe) || pe.Code != "22023" || !strings.Contains(pe.Message, "more than a record's 1048576") {
+			t.Fatalf("inbox_put of a 1 MiB record: %v; want 22023", err)
+		}
 		// the same record PUT raw, as any S3 client may
 		body := "domain␟scraper_version␟updated_at␞bad.example␟lots␟2024-01-01T00:00:00Z␞"
 		if err := os.WriteFile(filepath.Join(dir, "indexes", "domains", "bad.example.usv"), []byte(body), 0o644); err != nil {
