@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -913,9 +914,20 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			p.stmt.Close()
 			return nil, err
 		}
-		err = p.describeDuck(oids, shape)
+		typing, err := s.typingStatement(ctx, p.stmt, duckToks, p.argOIDs)
+		if err != nil {
+			p.stmt.Close()
+			if shape != nil {
+				shape.Close()
+			}
+			return nil, err
+		}
+		err = p.describeDuck(oids, shape, typing)
 		if shape != nil {
 			shape.Close()
+		}
+		if typing != nil {
+			typing.Close()
 		}
 		if err != nil {
 			p.stmt.Close()
@@ -1010,9 +1022,79 @@ func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, toks []
 	return alt.(*duckdb.Stmt), nil
 }
 
+// typingStatement returns a prepared statement that types the parameters
+// DuckDB left untyped in stmt because a table function's argument was one
+// of them: DuckDB binds such a function only once its arguments are
+// known, so in "SELECT url FROM urls_by_domain($1) LIMIT $2" (a lookup,
+// pgsql.PointLookups) $2 came back of no type, was described as text, and
+// pgx refused to send an int for it. The function's arguments become
+// literals (as in shapeStatement) and the whole is wrapped so that each
+// still names its $n, typed as the argument: "SELECT * FROM (…) AS t WHERE
+// $1::VARCHAR IS NULL OR true". nil where there is nothing to type, or
+// where DuckDB refuses the wrapper (then the untyped $n stay text).
+func (s *session) typingStatement(ctx context.Context, stmt *duckdb.Stmt, toks []pgsql.Token, argOIDs map[int]uint32) (*duckdb.Stmt, error) {
+	if len(argOIDs) == 0 || stmt.NumInput() == 0 {
+		return nil, nil
+	}
+	untyped := false
+	for i := 1; i <= stmt.NumInput(); i++ {
+		if t, err := stmt.ParamType(i); (err != nil || t == duckdb.TYPE_INVALID || t == duckdb.TYPE_ANY) && argOIDs[i] == 0 {
+			untyped = true
+		}
+	}
+	first := pgsql.NextSignificant(toks, -1)
+	if !untyped || first < 0 || !(toks[first].Is("SELECT") || toks[first].Is("WITH")) {
+		return nil, nil
+	}
+	body := make([]pgsql.Token, 0, len(toks))
+	for _, t := range toks {
+		if t.Kind == pgsql.Param {
+			n, _ := strconv.Atoi(t.Text[1:])
+			switch argOIDs[n] {
+			case oidInt4, oidInt8:
+				t = pgsql.Token{Kind: pgsql.Number, Text: "0", Pos: t.Pos}
+			case 0:
+			default:
+				t = pgsql.Token{Kind: pgsql.String, Text: "'0'", Pos: t.Pos}
+			}
+		}
+		if t.Text == ";" {
+			continue
+		}
+		body = append(body, t)
+	}
+	var keep []string
+	for n, oid := range argOIDs {
+		typ := "VARCHAR"
+		switch oid {
+		case oidInt4:
+			typ = "INTEGER"
+		case oidInt8:
+			typ = "BIGINT"
+		}
+		keep = append(keep, fmt.Sprintf("$%d::%s IS NULL", n, typ))
+	}
+	slices.Sort(keep)
+	sql := "SELECT * FROM (" + pgsql.Join(body) + ") AS dhsi_typing WHERE " + strings.Join(keep, " OR ") + " OR true"
+	alt, err := s.prepareDuck(ctx, sql)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, nil
+	}
+	typing := alt.(*duckdb.Stmt)
+	if typing.NumInput() != stmt.NumInput() {
+		typing.Close()
+		return nil, nil
+	}
+	return typing, nil
+}
+
 // describeDuck fills parameter and result types from the DuckDB prepared
-// statement.
-func (p *prepared) describeDuck(clientOIDs []uint32, shape *duckdb.Stmt) error {
+// statement (typing, when set, types the parameters it leaves untyped:
+// typingStatement).
+func (p *prepared) describeDuck(clientOIDs []uint32, shape, typing *duckdb.Stmt) error {
 	n := p.stmt.NumInput()
 	p.paramOIDs = make([]uint32, n)
 	p.paramDuck = make([]duckdb.Type, n)
@@ -1020,6 +1102,11 @@ func (p *prepared) describeDuck(clientOIDs []uint32, shape *duckdb.Stmt) error {
 		t, err := p.stmt.ParamType(i + 1)
 		if err != nil {
 			t = duckdb.TYPE_INVALID
+		}
+		if _, arg := p.argOIDs[i+1]; typing != nil && !arg && (t == duckdb.TYPE_INVALID || t == duckdb.TYPE_ANY) {
+			if tt, err := typing.ParamType(i + 1); err == nil && tt != duckdb.TYPE_INVALID && tt != duckdb.TYPE_ANY {
+				t = tt
+			}
 		}
 		p.paramDuck[i] = t
 		if i < len(clientOIDs) && clientOIDs[i] != 0 {

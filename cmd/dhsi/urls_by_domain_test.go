@@ -134,6 +134,26 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 			}
 		}
 	}
+	// a $n beside a lookup's is typed by its use, so pgx sends a Go int
+	// for it (it was described as text, and pgx refused: "cannot find
+	// encode plan")
+	for _, q := range []string{
+		"SELECT url FROM urls WHERE domain = $1 ORDER BY url LIMIT $2",
+		"SELECT url FROM urls WHERE domain IN ($1, 'absent.example') AND length(url) > $2 ORDER BY url LIMIT $2",
+		"SELECT url FROM domain_urls($1, 1, 0, 1000) ORDER BY url DESC LIMIT $2",
+	} {
+		rows, err := cn.Query(ctx, q, domains[0], 2)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		got := 0
+		for rows.Next() {
+			got++
+		}
+		if err := rows.Err(); err != nil || got == 0 || got > 2 {
+			t.Fatalf("%s with %s, 2: %d rows, %v", q, domains[0], got, err)
+		}
+	}
 	// a literal, through the simple protocol, and a NULL parameter
 	var n, m int64
 	if err := cn.QueryRow(ctx, "SELECT count(*) FROM urls WHERE domain = 'iana.org'", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n == 0 {
