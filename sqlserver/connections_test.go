@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -273,6 +274,43 @@ func TestTerminateEndsASessionBlockedWritingToItsClient(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("session %d still in pg_stat_activity after pg_terminate_backend, its client reading nothing", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// RoleLimits.MaxSessions: one user of a role holds at most that many
+// sessions; another user of the role still connects.
+func TestMaxSessionsPerUser(t *testing.T) {
+	s := startServer(t, func(c *sqlserver.Config) {
+		c.RoleLimits = map[access.Role]sqlserver.RoleLimits{access.Reader: {MaxSessions: 2}}
+		c.Users = []sqlserver.User{{Name: "rita", Password: "pw", Role: access.Reader}, {Name: "rob", Password: "pw", Role: access.Reader}}
+	})
+	as := func(user string) string { return strings.Replace(s.connString(user), "@", ":pw@", 1) }
+	var held []*pgx.Conn
+	for range 2 {
+		c, err := connectString(t, as("rita"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	var pe *pgconn.PgError
+	if _, err := connectString(t, as("rita")); !errors.As(err, &pe) || pe.Code != "53300" || !strings.Contains(pe.Message, `user "rita"`) {
+		t.Fatalf("rita's third session, two allowed: %v", err)
+	}
+	if _, err := connectString(t, as("rob")); err != nil {
+		t.Fatalf("another reader's session: %v", err)
+	}
+	held[0].Close(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := connectString(t, as("rita"))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rita's session once one of hers closed: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

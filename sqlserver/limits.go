@@ -21,6 +21,11 @@ type RoleLimits struct {
 	// at once, over all their sessions; more wait their turn, within their
 	// timeout (0: no cap).
 	MaxConcurrentQueries int
+	// MaxSessions caps the sessions one user of the role holds at once; one
+	// more is refused at connect with 53300 (0: no cap). One reader's 100
+	// idle sessions once took every slot (a review, stop 41); C2 keeps an
+	// admin's, this keeps the others'.
+	MaxSessions int
 }
 
 // userSlots hands out the per-user statement slots of MaxConcurrentQueries.

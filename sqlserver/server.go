@@ -607,6 +607,20 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		}
 		return fatal(codes.TooManyConnections, "sorry, too many clients already")
 	}
+	if principal.Role != access.Admin {
+		if lim := s.cfg.RoleLimits[principal.Role].MaxSessions; lim > 0 {
+			held := 0
+			for _, other := range s.sessions {
+				if other.user == user {
+					held++
+				}
+			}
+			if held >= lim {
+				s.mu.Unlock()
+				return fatal(codes.TooManyConnections, "too many connections for user %q: the %s role allows %d", user, principal.Role, lim)
+			}
+		}
+	}
 	// A1: everything this session runs, in DuckDB or natively, carries who
 	// it runs as
 	ctx = access.WithPrincipal(ctx, principal)

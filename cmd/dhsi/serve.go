@@ -109,6 +109,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hardMemory := fs.String("memory-hard-limit", "", "the most memory the server's process may map (Linux RLIMIT_DATA): a statement whose allocation would pass it fails with SQLSTATE 53200, where the kernel's OOM killer would end the server (DuckDB builds some values, such as a list from range(), outside --duckdb-memory-limit); a size above --memory-limit, or off (default: twice --memory-limit, at least 1GiB above it; a stricter ulimit -d is kept)")
 	var roleTimeouts, roleQueries multiFlag
 	fs.Var(&roleTimeouts, "statement-timeout", "ROLE=DURATION: the default and ceiling of statement_timeout for users of a role, e.g. reader=30s (repeatable; admins are never limited)")
+	var roleSessions multiFlag
+	fs.Var(&roleSessions, "max-sessions", "ROLE=N: how many sessions one user of a role may hold at once; one more is refused at connect (53300), e.g. reader=20 (repeatable; admins are not limited)")
 	fs.Var(&roleQueries, "max-concurrent-queries", "ROLE=N: how many statements one user of a role may run at once over all their sessions; more wait their turn, e.g. reader=4 (repeatable)")
 	fs.Var(&users, "user", "name:password[:role] of a user (repeatable; role admin, writer or reader, default reader); enables SCRAM-SHA-256 authentication")
 	fs.Usage = func() {
@@ -169,7 +171,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	limits, err := parseRoleLimits(roleTimeouts, roleQueries)
+	limits, err := parseRoleLimits(roleTimeouts, roleQueries, roleSessions)
 	if err != nil {
 		return err
 	}
@@ -752,8 +754,9 @@ func loadUsers(file string, flags []string) ([]sqlserver.User, error) {
 	return out, nil
 }
 
-// parseRoleLimits reads --statement-timeout and --max-concurrent-queries.
-func parseRoleLimits(timeouts, queries []string) (map[access.Role]sqlserver.RoleLimits, error) {
+// parseRoleLimits reads --statement-timeout, --max-concurrent-queries and
+// --max-sessions.
+func parseRoleLimits(timeouts, queries, sessions []string) (map[access.Role]sqlserver.RoleLimits, error) {
 	out := map[access.Role]sqlserver.RoleLimits{}
 	parse := func(flagName, v string) (access.Role, string, error) {
 		name, val, ok := strings.Cut(v, "=")
@@ -787,6 +790,19 @@ func parseRoleLimits(timeouts, queries []string) (map[access.Role]sqlserver.Role
 		}
 		l := out[role]
 		l.MaxConcurrentQueries = n
+		out[role] = l
+	}
+	for _, v := range sessions {
+		role, val, err := parse("max-sessions", v)
+		if err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 1 || n > 100000 {
+			return nil, fmt.Errorf("%w: --max-sessions %q: want a count from 1 to 100000", errUsage, v)
+		}
+		l := out[role]
+		l.MaxSessions = n
 		out[role] = l
 	}
 	return out, nil

@@ -127,6 +127,8 @@ func TestUsageErrors(t *testing.T) {
 		{"serve --memory-hard-limit that is not a size", []string{"serve", "--store", "DIR", "--memory-hard-limit", "lots"}, 2, `--memory-hard-limit: size "lots"`},
 		{"serve --row-cache-mb -1", []string{"serve", "--store", "DIR", "--row-cache-mb", "-1"}, 2, "whole number of MiB"},
 		{"ingest --memory-limit 0%", []string{"ingest", "--store", "DIR", "--dataset", "d", "--memory-limit", "0%", "x.txt"}, 2, "percentage is more than 0"},
+		{"serve --max-sessions for admins", []string{"serve", "--store", "DIR", "--max-sessions", "admin=3"}, 2, "admins are not limited"},
+		{"serve --max-sessions 0", []string{"serve", "--store", "DIR", "--max-sessions", "reader=0"}, 2, "want a count from 1"},
 		{"serve --max-connections 0", []string{"serve", "--store", "DIR", "--max-connections", "0"}, 2, "--max-connections 0"},
 		{"serve --duckdb-temp-limit that is not a size", []string{"serve", "--store", "DIR", "--duckdb-temp-limit", "lots"}, 2, `--duckdb-temp-limit: size "lots"`},
 		{"serve --duckdb-temp-limit as a percentage", []string{"serve", "--store", "DIR", "--duckdb-temp-limit", "10%"}, 2, "give a size"},
