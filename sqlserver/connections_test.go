@@ -142,14 +142,21 @@ func TestConnectionsPastTheBoundAreRefused(t *testing.T) {
 		c.Close()
 	}
 	idle = nil
-	deadline = time.Now().Add(10 * time.Second)
+	connectEventually(t, s.connString("tester"), "once the idle connections closed")
+}
+
+// connectEventually connects to cs within 10 s, retrying: a session the
+// server ends, or a connection it closes, leaves its slot a moment later.
+func connectEventually(t *testing.T, cs, when string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := connectString(t, s.connString("tester"))
+		_, err := connectString(t, cs)
 		if err == nil {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("once the idle connections closed: %v", err)
+			t.Fatalf("%s: %v", when, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -303,15 +310,5 @@ func TestMaxSessionsPerUser(t *testing.T) {
 		t.Fatalf("another reader's session: %v", err)
 	}
 	held[0].Close(context.Background())
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := connectString(t, as("rita"))
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("rita's session once one of hers closed: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	connectEventually(t, as("rita"), "rita's session once one of hers closed")
 }

@@ -998,16 +998,7 @@ func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, toks []
 	subst := make([]pgsql.Token, len(toks))
 	for i, t := range toks {
 		if t.Kind == pgsql.Param {
-			// not NULL (see Config.NullUnsafeFunctions); '0' for text, and 0
-			// for an integer argument: DuckDB casts no string literal to a
-			// table function's INTEGER (domain_urls' dataset_id)
-			n, _ := strconv.Atoi(t.Text[1:])
-			switch argOIDs[n] {
-			case oidInt4, oidInt8:
-				t = pgsql.Token{Kind: pgsql.Number, Text: "0", Pos: t.Pos}
-			default:
-				t = pgsql.Token{Kind: pgsql.String, Text: "'0'", Pos: t.Pos}
-			}
+			t = placeholderFor(t, argOIDs)
 		}
 		subst[i] = t
 	}
@@ -1020,6 +1011,20 @@ func (s *session) shapeStatement(ctx context.Context, stmt *duckdb.Stmt, toks []
 		return nil, nil // keep DuckDB's own description
 	}
 	return alt.(*duckdb.Stmt), nil
+}
+
+// placeholderFor is the literal that stands for the parameter t in a
+// statement prepared only to be described: not NULL (see
+// Config.NullUnsafeFunctions); '0' for text, and 0 for an integer
+// argument: DuckDB casts no string literal to a table function's INTEGER
+// (domain_urls' dataset_id).
+func placeholderFor(t pgsql.Token, argOIDs map[int]uint32) pgsql.Token {
+	n, _ := strconv.Atoi(t.Text[1:])
+	switch argOIDs[n] {
+	case oidInt4, oidInt8:
+		return pgsql.Token{Kind: pgsql.Number, Text: "0", Pos: t.Pos}
+	}
+	return pgsql.Token{Kind: pgsql.String, Text: "'0'", Pos: t.Pos}
 }
 
 // typingStatement returns a prepared statement that types the parameters
@@ -1048,15 +1053,8 @@ func (s *session) typingStatement(ctx context.Context, stmt *duckdb.Stmt, toks [
 	}
 	body := make([]pgsql.Token, 0, len(toks))
 	for _, t := range toks {
-		if t.Kind == pgsql.Param {
-			n, _ := strconv.Atoi(t.Text[1:])
-			switch argOIDs[n] {
-			case oidInt4, oidInt8:
-				t = pgsql.Token{Kind: pgsql.Number, Text: "0", Pos: t.Pos}
-			case 0:
-			default:
-				t = pgsql.Token{Kind: pgsql.String, Text: "'0'", Pos: t.Pos}
-			}
+		if n, _ := strconv.Atoi(strings.TrimPrefix(t.Text, "$")); t.Kind == pgsql.Param && argOIDs[n] != 0 {
+			t = placeholderFor(t, argOIDs) // the others keep their $n
 		}
 		if t.Text == ";" {
 			continue
