@@ -218,7 +218,7 @@ type rowTable struct {
 	start func(ctx context.Context) (func() ([]driver.Value, error), error)
 	next  func() ([]driver.Value, error)
 	done  bool
-	read  []bool // the columns DuckDB reads, from the first row on (duckproj)
+	read  duckproj.Projection
 }
 
 func (t *rowTable) ColumnInfos() []duckdb.ColumnInfo     { return t.cols }
@@ -249,16 +249,8 @@ func (t *rowTable) FillChunk(chunk duckdb.DataChunk) (err error) {
 			t.done = true
 			break
 		}
-		for c, v := range row {
-			if t.read != nil && !t.read[c] {
-				continue
-			}
-			if err := chunk.SetValue(c, n, v); err != nil {
-				return err
-			}
-		}
-		if t.read == nil {
-			t.read = duckproj.Written(chunk, len(row))
+		if err := duckproj.SetRow(chunk, n, row, &t.read); err != nil {
+			return err
 		}
 	}
 	return chunk.SetSize(n)

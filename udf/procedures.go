@@ -400,7 +400,7 @@ type lazyRows struct {
 	rows      [][]any
 	done      bool
 	next      int
-	read      []bool // the columns DuckDB reads, from the first row on (duckproj)
+	read      duckproj.Projection
 }
 
 func (l *lazyRows) ColumnInfos() []duckdb.ColumnInfo     { return l.cols }
@@ -429,17 +429,8 @@ func (l *lazyRows) FillChunk(chunk duckdb.DataChunk) (err error) {
 	}
 	n := 0
 	for ; n < chunkRows && l.next < len(l.rows); n, l.next = n+1, l.next+1 {
-		row := l.rows[l.next]
-		for c, v := range row {
-			if l.read != nil && !l.read[c] {
-				continue
-			}
-			if err := chunk.SetValue(c, n, v); err != nil {
-				return err
-			}
-		}
-		if l.read == nil {
-			l.read = duckproj.Written(chunk, len(row))
+		if err := duckproj.SetRow(chunk, n, l.rows[l.next], &l.read); err != nil {
+			return err
 		}
 	}
 	return chunk.SetSize(n)

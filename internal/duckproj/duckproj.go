@@ -32,6 +32,29 @@ func Written(chunk duckdb.DataChunk, n int) []bool {
 	return read
 }
 
+// Projection is what Written learned of one execution's chunks: nil
+// until the first row is written. A table function keeps one and resets
+// it at Init.
+type Projection []bool
+
+// SetRow writes vals as row of chunk: every column in the execution's
+// first row, which tells *p which columns DuckDB reads (Written), and only
+// those after it.
+func SetRow[V any](chunk duckdb.DataChunk, row int, vals []V, p *Projection) error {
+	for c, v := range vals {
+		if *p != nil && !(*p)[c] {
+			continue
+		}
+		if err := chunk.SetValue(c, row, v); err != nil {
+			return err
+		}
+	}
+	if *p == nil {
+		*p = Written(chunk, len(vals))
+	}
+	return nil
+}
+
 // Probe reports whether DuckDB reads column col, of type t, before
 // anything is written: so a function can leave a column nobody reads
 // undecoded (urls_scan) or uncomputed (dataset_domains' URL counts). It

@@ -36,21 +36,13 @@ func (s *threeRows) FillChunk(chunk duckdb.DataChunk) error {
 		*s.probed = append(*s.probed, read)
 	}
 	rows := [][]any{{int64(1), "a", nil}, {nil, nil, nil}}
-	var read []bool
+	var read Projection
 	for i, row := range rows {
-		for c, v := range row {
-			if read != nil && !read[c] {
-				continue
-			}
-			if err := chunk.SetValue(c, i, v); err != nil {
-				return err
-			}
-		}
-		if read == nil {
-			read = Written(chunk, len(row))
-			*s.seen = read
+		if err := SetRow(chunk, i, row, &read); err != nil {
+			return err
 		}
 	}
+	*s.seen = read
 	return chunk.SetSize(len(rows))
 }
 
