@@ -457,6 +457,35 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// refusal says why a session of p may not open now, or "": C2 (the last
+// ReservedAdminConnections sessions are an admin's) and the role's
+// MaxSessions. s.mu is held.
+func (s *Server) refusal(p access.Principal) string {
+	n := len(s.sessions)
+	switch {
+	case n >= s.cfg.MaxConnections:
+		return "sorry, too many clients already"
+	case p.Role == access.Admin:
+		return ""
+	case n >= s.cfg.MaxConnections-s.cfg.ReservedAdminConnections:
+		return "remaining connection slots are reserved for admins"
+	}
+	lim := s.cfg.RoleLimits[p.Role].MaxSessions
+	if lim <= 0 {
+		return ""
+	}
+	held := 0
+	for _, other := range s.sessions {
+		if other.user == p.User {
+			held++
+		}
+	}
+	if held >= lim {
+		return fmt.Sprintf("too many connections for user %q: the %s role allows %d", p.User, p.Role, lim)
+	}
+	return ""
+}
+
 // openConnections counts the connections open, in start-up or in a
 // session.
 func (s *Server) openConnections() int {
@@ -598,28 +627,9 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) error {
 		principal.Role, _ = users.Role(user)
 	}
 	s.mu.Lock()
-	// C2: the last ReservedAdminConnections sessions are an admin's
-	if n := len(s.sessions); n >= s.cfg.MaxConnections ||
-		principal.Role != access.Admin && n >= s.cfg.MaxConnections-s.cfg.ReservedAdminConnections {
+	if why := s.refusal(principal); why != "" {
 		s.mu.Unlock()
-		if principal.Role != access.Admin && n < s.cfg.MaxConnections {
-			return fatal(codes.TooManyConnections, "remaining connection slots are reserved for admins")
-		}
-		return fatal(codes.TooManyConnections, "sorry, too many clients already")
-	}
-	if principal.Role != access.Admin {
-		if lim := s.cfg.RoleLimits[principal.Role].MaxSessions; lim > 0 {
-			held := 0
-			for _, other := range s.sessions {
-				if other.user == user {
-					held++
-				}
-			}
-			if held >= lim {
-				s.mu.Unlock()
-				return fatal(codes.TooManyConnections, "too many connections for user %q: the %s role allows %d", user, principal.Role, lim)
-			}
-		}
+		return fatal(codes.TooManyConnections, "%s", why)
 	}
 	// A1: everything this session runs, in DuckDB or natively, carries who
 	// it runs as
