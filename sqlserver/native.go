@@ -409,7 +409,7 @@ func (s *session) runNative(ctx context.Context, pt *portal, maxRows int64) (err
 				break
 			}
 			if v == nil {
-				return pgErrorf(codes.NullValueNotAllowed, "parameter $%d is an argument of a DHSI table function, which does not take NULL", a.param)
+				return nullParamError(a.param)
 			}
 			cv, err := convertArg(v, p.native.fn.Args[i])
 			if err != nil {

@@ -636,7 +636,7 @@ func (s *session) bind(m *pgproto3.Bind) error {
 			v = listParam(v)
 		}
 		if v == nil && p.nullUnsafe[i+1] {
-			return pgErrorf(codes.NullValueNotAllowed, "parameter $%d is an argument of a DHSI table function, which does not take NULL", i+1)
+			return nullParamError(i+1)
 		}
 		params[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
@@ -759,6 +759,13 @@ func (s *session) closeObject(m *pgproto3.Close) error {
 	}
 	s.send(&pgproto3.CloseComplete{})
 	return nil
+}
+
+// nullParamError is 22004 for a NULL bound to $n, an argument of a DHSI
+// table function: Bind's check, the native path's and a twin's (a NULL
+// that reached a table function's bind aborted the process, nullguard.go).
+func nullParamError(n int) *Error {
+	return pgErrorf(codes.NullValueNotAllowed, "parameter $%d is an argument of a DHSI table function, which does not take NULL", n)
 }
 
 // ---- preparing ----
