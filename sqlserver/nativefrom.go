@@ -158,9 +158,6 @@ func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[stri
 		return nil, nil
 	}
 	from = &nativeFrom{name: l.name, fn: l.fn, args: l.args, nullArg: nullArg, scope: itemScope(l.fn.Columns, l.qual)}
-	if l.fn.TakesNull && i < len(toks) && (toks[i].Is("JOIN") || toks[i].Is("INNER") || toks[i].Is("NATURAL") || toks[i].Is("LEFT")) {
-		return nil, nil // a union of lookups stands alone (joinFunctions knows nothing of TakesNull)
-	}
 	natural, leftJoin := false, false
 	switch {
 	case i < len(toks) && toks[i].Is("JOIN"):
@@ -178,6 +175,9 @@ func matchFrom(toks []pgsql.Token, fns map[string]NativeFunction, views map[stri
 	r, i, rNull, ok := matchFromItem(toks, i, fns, views, keywords)
 	if !ok || strings.EqualFold(l.qual, r.qual) {
 		return nil, nil // the same name twice: DuckDB's error
+	}
+	if l.fn.TakesNull || r.fn.TakesNull {
+		return nil, nil // a union of lookups stands alone (joinFunctions knows nothing of TakesNull)
 	}
 	if nullArg == nil {
 		nullArg = rNull
