@@ -779,31 +779,28 @@ func parseRoleLimits(timeouts, queries, sessions []string) (map[access.Role]sqls
 		l.StatementTimeout = d
 		out[role] = l
 	}
-	for _, v := range queries {
-		role, val, err := parse("max-concurrent-queries", v)
-		if err != nil {
-			return nil, err
+	// counts sets a count per role from a flag's ROLE=N values, 1 to most
+	counts := func(flagName string, values []string, most int, set func(*sqlserver.RoleLimits, int)) error {
+		for _, v := range values {
+			role, val, err := parse(flagName, v)
+			if err != nil {
+				return err
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 || n > most {
+				return fmt.Errorf("%w: --%s %q: want a count from 1 to %d", errUsage, flagName, v, most)
+			}
+			l := out[role]
+			set(&l, n)
+			out[role] = l
 		}
-		n, err := strconv.Atoi(val)
-		if err != nil || n < 1 || n > 10000 {
-			return nil, fmt.Errorf("%w: --max-concurrent-queries %q: want a count from 1 to 10000", errUsage, v)
-		}
-		l := out[role]
-		l.MaxConcurrentQueries = n
-		out[role] = l
+		return nil
 	}
-	for _, v := range sessions {
-		role, val, err := parse("max-sessions", v)
-		if err != nil {
-			return nil, err
-		}
-		n, err := strconv.Atoi(val)
-		if err != nil || n < 1 || n > 100000 {
-			return nil, fmt.Errorf("%w: --max-sessions %q: want a count from 1 to 100000", errUsage, v)
-		}
-		l := out[role]
-		l.MaxSessions = n
-		out[role] = l
+	if err := counts("max-concurrent-queries", queries, 10000, func(l *sqlserver.RoleLimits, n int) { l.MaxConcurrentQueries = n }); err != nil {
+		return nil, err
+	}
+	if err := counts("max-sessions", sessions, 100000, func(l *sqlserver.RoleLimits, n int) { l.MaxSessions = n }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
