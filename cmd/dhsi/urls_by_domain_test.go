@@ -117,6 +117,12 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 			{"SELECT dataset_id, count(*), min(url) FROM urls WHERE domain = " + quote(a) + " OR domain = " + quote(b) + " OR " + quote(a) + " = domain GROUP BY 1 ORDER BY 1", "", ""},
 			{"SELECT url FROM urls WHERE (domain = " + quote(c) + " OR domain = " + quote(b) + ") AND url LIKE '%.css%' ORDER BY ALL", "", ""},
 			{"SELECT count(*), count(raw) FROM urls WHERE domain IN ($1, $2, $1::varchar, $3)", b, c},
+			// casts to another type than the argument's, and a dataset
+			// past INTEGER, answer as the scan does (they were 42883)
+			{"SELECT count(*) FROM urls WHERE domain = " + quote(a) + "::blob", "", ""},
+			{"SELECT count(*) FROM urls WHERE domain IN (" + quote(b) + ", " + quote(a) + "::blob)", "", ""},
+			{"SELECT count(*) FROM urls WHERE domain = " + quote(a) + " AND dataset_id = 1::bigint", "", ""},
+			{"SELECT count(*) FROM urls WHERE domain IN (" + lit + ") AND dataset_id = 99999999999", "", ""},
 		} {
 			args := []any{a, s[1], s[2]}
 			if s[1] == "" {

@@ -2,6 +2,7 @@ package pgsql
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 )
 
@@ -36,7 +37,7 @@ var clauseEnd = map[string]bool{
 // into FROM function(value) [AS] alias WHERE … (the same WHERE clause;
 // none when the equality was all of it),
 // when lookups names view, value is a string literal or a $n parameter
-// (either may carry a ::type cast), and the comparison is one of the
+// (either may carry a cast to VARCHAR: valueTokens), and the comparison is one of the
 // conjuncts of the clause: the clause has no OR or ANY/ALL/SOME outside
 // parentheses (a BETWEEN's AND is its own), so every row it keeps has
 // column = value, and the
@@ -545,13 +546,20 @@ func isColumn(toks []Token, side []int, column string, names map[string]bool) bo
 	return false
 }
 
+// valueTokens accepts one side of an equality as a lookup's argument: a
+// string literal (or, with number, an integer literal that fits the
+// functions' INTEGER) or $n, optionally cast to the argument's own type. A
+// cast to any other type would become the argument's type, and the
+// function of that signature does not exist (42883) or answers otherwise
+// than the scan (a BIGINT literal past INTEGER's range matches no row): the
+// statement is then left to scan.
 func valueTokens(toks []Token, side []int, number bool) ([]Token, bool) {
 	if len(side) == 0 {
 		return nil, false
 	}
 	v := toks[side[0]]
 	if number {
-		if v.Kind != Param && (v.Kind != Number || strings.ContainsAny(v.Text, ".eE")) {
+		if v.Kind != Param && (v.Kind != Number || !fitsInteger(v.Text)) {
 			return nil, false
 		}
 	} else if _, ok := v.StandardString(); !ok && v.Kind != Param {
@@ -559,7 +567,8 @@ func valueTokens(toks []Token, side []int, number bool) ([]Token, bool) {
 	}
 	switch {
 	case len(side) == 1:
-	case len(side) == 3 && toks[side[1]].Text == "::" && toks[side[2]].Kind == Ident:
+	case len(side) == 3 && toks[side[1]].Text == "::" && toks[side[2]].Kind == Ident &&
+		argumentCast(toks[side[2]].Text, number):
 	default:
 		return nil, false
 	}
@@ -568,4 +577,23 @@ func valueTokens(toks []Token, side []int, number bool) ([]Token, bool) {
 		out = append(out, toks[k])
 	}
 	return out, true
+}
+
+// fitsInteger: text is an integer literal DuckDB types as INTEGER (digits,
+// with _ between them, within int32).
+func fitsInteger(text string) bool {
+	n, err := strconv.ParseInt(strings.ReplaceAll(text, "_", ""), 10, 32)
+	return err == nil && n >= 0
+}
+
+// argumentCast: a cast to typ keeps a lookup argument of its own type,
+// VARCHAR or (number) INTEGER, under one of DuckDB's names for it.
+func argumentCast(typ string, number bool) bool {
+	switch strings.ToLower(typ) {
+	case "text", "varchar", "string":
+		return !number
+	case "int", "integer", "int4", "int32", "signed":
+		return number
+	}
+	return false
 }
