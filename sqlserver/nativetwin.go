@@ -55,7 +55,7 @@ func (s *session) runNativeOrTwin(ctx context.Context, pt *portal, maxRows int64
 		// reached a table function's bind aborted the process (nullguard.go)
 		for i, v := range params {
 			if v.Value == nil && p.twin.nullUnsafe[i+1] {
-				return nullParamError(i+1)
+				return nullParamError(i + 1)
 			}
 		}
 		pt.twin = &portal{name: pt.name, stmt: p.twin, params: params, formats: pt.formats}

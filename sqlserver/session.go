@@ -636,7 +636,7 @@ func (s *session) bind(m *pgproto3.Bind) error {
 			v = listParam(v)
 		}
 		if v == nil && p.nullUnsafe[i+1] {
-			return nullParamError(i+1)
+			return nullParamError(i + 1)
 		}
 		params[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
