@@ -1,5 +1,6 @@
-// Package dsdr owns dataset_to_domains.roar, the reverse of the membership
-// index (index/dtdr): for each dataset_id of an index version, the Roaring
+// Package dsdr owns dataset_to_domains.roar, an index version's membership
+// (since 2026-11 its only one; older versions also have index/dtdr's
+// domain_to_datasets.roar, its transpose): for each dataset_id, the Roaring
 // bitmap of the domain_ids (positions in that version's dictionary) whose
 // URLs the dataset holds. It answers "every domain of a dataset" and set
 // operations between datasets with one read and one Roaring operation,
@@ -17,9 +18,10 @@
 //	S3. index_offset is the end of the last bitmap's CRC, and the file ends
 //	    8 bytes after the index: a CRC-32C of header and index, then "DSDR".
 //	S4. Every domain_id in a bitmap is below N, the dictionary's Len.
-//	S5. The file is the transpose of the version's domain_to_datasets.roar:
-//	    domain d is in dataset s's bitmap exactly when s is in d's (checked
-//	    by dhsi verify, which reads both).
+//	S5. Domain d is in dataset s's bitmap exactly when the version's
+//	    postings hold (d, s), and, in a version that also has
+//	    domain_to_datasets.roar, when s is in d's bitmap there (checked by
+//	    dhsi verify, which reads them all).
 //
 // Open reads the header and the index (16 bytes a dataset) and checks them
 // whole; Get then costs one ReadAt, checked against the bitmap's CRC, so a
@@ -34,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 
@@ -210,6 +213,22 @@ func (t *Transposer) Add(domainID uint64, datasets *roaring.Bitmap) error {
 		bm.Add(uint32(domainID))
 		return true
 	})
+	return nil
+}
+
+// AddPair records that domainID is in datasetID, in any order: for a
+// membership given pair by pair (a version's postings), not domain by
+// domain. It may be mixed with Add.
+func (t *Transposer) AddPair(domainID uint64, datasetID uint32) error {
+	if domainID >= t.n || domainID >= MaxDomains {
+		return fmt.Errorf("%w: domain id %d: want id < %d", ErrInput, domainID, t.n)
+	}
+	bm := t.sets[datasetID]
+	if bm == nil {
+		bm = roaring.New()
+		t.sets[datasetID] = bm
+	}
+	bm.Add(uint32(domainID))
 	return nil
 }
 
@@ -413,4 +432,56 @@ func Transpose(w io.Writer, m Membership, registry []uint32) error {
 		}
 	}
 	return t.Write(w, registry)
+}
+
+// ByDomain is a file transposed back into the membership direction: each
+// domain's datasets, in memory as one array of dataset ids ordered by
+// domain (4 bytes a (domain, dataset) pair and 4 a domain). Since this
+// file became the only membership file a version writes (docs/format/
+// dtdr.md), an ingest building on a version reads the domains' datasets
+// with it. A *ByDomain satisfies Membership, and Transpose of it writes
+// the file it was read from.
+type ByDomain struct {
+	start    []uint32 // domain d's datasets are datasets[start[d]:start[d+1]]
+	datasets []uint32 // increasing within a domain
+}
+
+// ByDomain reads every bitmap of the file (checked as Get checks them)
+// and transposes them.
+func (r *Reader) ByDomain() (*ByDomain, error) {
+	ids := r.Datasets()
+	sets := make([]*roaring.Bitmap, len(ids))
+	start := make([]uint32, r.n+1)
+	for i, ds := range ids {
+		bm, _, err := r.Get(ds)
+		if err != nil {
+			return nil, err
+		}
+		sets[i] = bm
+		bm.Iterate(func(d uint32) bool { start[d+1]++; return true })
+	}
+	var pairs uint64
+	for d := uint64(1); d <= r.n; d++ {
+		if pairs += uint64(start[d]); pairs > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: more than %d (domain, dataset) pairs to hold in memory", ErrInput, uint64(math.MaxUint32))
+		}
+		start[d] = uint32(pairs)
+	}
+	datasets := make([]uint32, start[r.n])
+	next := slices.Clone(start[:r.n])
+	for i, bm := range sets { // ids increase, so each domain's do too
+		bm.Iterate(func(d uint32) bool { datasets[next[d]] = ids[i]; next[d]++; return true })
+	}
+	return &ByDomain{start: start, datasets: datasets}, nil
+}
+
+// Len is the number of domains.
+func (b *ByDomain) Len() uint64 { return uint64(len(b.start) - 1) }
+
+// Get returns domainID's datasets, a bitmap the caller may modify.
+func (b *ByDomain) Get(domainID uint64) (*roaring.Bitmap, error) {
+	if domainID >= b.Len() {
+		return nil, fmt.Errorf("%w: domain id %d of %d", ErrInput, domainID, b.Len())
+	}
+	return roaring.BitmapOf(b.datasets[b.start[domainID]:b.start[domainID+1]]...), nil
 }

@@ -287,6 +287,29 @@ func TestTransposeEqualsBruteForce(t *testing.T) {
 	}
 	t.Logf("%d domains, %d datasets: %d bytes, %.2f B/domain", domains, datasets, buf.Len(), float64(buf.Len())/domains)
 
+	t.Run("ByDomain transposes it back, and its transpose is the same file", func(t *testing.T) {
+		back, err := r.ByDomain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Len() != domains {
+			t.Fatalf("%d domains, want %d", back.Len(), domains)
+		}
+		for d, ds := range member {
+			got, err := back.Get(uint64(d))
+			if err != nil || !slices.Equal(got.ToArray(), roaring.BitmapOf(ds...).ToArray()) {
+				t.Fatalf("domain %d: %v %v, want %v", d, got.ToArray(), err, ds)
+			}
+		}
+		if _, err := back.Get(domains); !errors.Is(err, ErrInput) {
+			t.Fatalf("a domain id past the end: %v, want ErrInput", err)
+		}
+		var again bytes.Buffer
+		if err := Transpose(&again, back, registry); err != nil || !bytes.Equal(again.Bytes(), buf.Bytes()) {
+			t.Fatalf("the transpose of ByDomain differs from the file (%v)", err)
+		}
+	})
+
 	t.Run("a membership naming a dataset the registry lacks is refused", func(t *testing.T) {
 		if err := tr.Write(&bytes.Buffer{}, registry[2:]); !errors.Is(err, ErrInput) {
 			t.Fatalf("err = %v, want ErrInput", err)
