@@ -108,13 +108,12 @@ func rewriteManifest(ctx context.Context, st store.Store, base, next *Manifest) 
 
 // versionObjects lists every object a version references.
 func versionObjects(ctx context.Context, st store.Store, v Version) ([]string, error) {
-	keys := []string{"version:" + v.Version, v.DomainsDict, v.D2DRoar, v.FilesTSV, v.DatasetsJSON,
+	keys := []string{"version:" + v.Version, v.DomainsDict, v.FilesTSV, v.DatasetsJSON,
 		"index/" + v.Version + "/url_id_collisions.tsv"}
-	if v.SourcesJSON != "" {
-		keys = append(keys, v.SourcesJSON)
-	}
-	if v.DatasetToDomainsRoar != "" {
-		keys = append(keys, v.DatasetToDomainsRoar)
+	for _, k := range []string{v.SourcesJSON, v.D2DRoar, v.DatasetToDomainsRoar} {
+		if k != "" { // each absent in some versions (manifest.go)
+			keys = append(keys, k)
+		}
 	}
 	for _, p := range v.Postings {
 		keys = append(keys, p.Idx, p.Dat)

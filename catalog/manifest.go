@@ -83,10 +83,13 @@ type Version struct {
 	Datasets int   `json:"datasets"`
 	// Files of this version, relative to the store root.
 	DomainsDict string `json:"domains_dict"`
-	D2DRoar     string `json:"d2d_roar"`
-	// DatasetToDomainsRoar is the reverse of D2DRoar, each dataset's
-	// domains (docs/format/dsdr.md). Empty in versions written before it:
-	// readers transpose D2DRoar instead.
+	// D2DRoar is each domain's datasets (docs/format/dtdr.md). Versions
+	// written since 2026-11 have none: the membership is kept once, in
+	// DatasetToDomainsRoar.
+	D2DRoar string `json:"d2d_roar,omitempty"`
+	// DatasetToDomainsRoar is each dataset's domains (docs/format/dsdr.md).
+	// Empty in versions written before it, which have D2DRoar: readers
+	// transpose that instead. A version has one or both.
 	DatasetToDomainsRoar string `json:"dataset_to_domains_roar,omitempty"`
 	// Postings lists every shard's files; a shard a publish did not touch
 	// points at the files of the version that wrote it (reuse by reference).

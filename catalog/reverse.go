@@ -12,23 +12,25 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/dhsi/dhsi/index/domaindict"
 	"github.com/dhsi/dhsi/index/dsdr"
 	"github.com/dhsi/dhsi/index/dtdr"
+	"github.com/dhsi/dhsi/index/postings"
 	"github.com/dhsi/dhsi/store"
 )
 
 // reverseIndex is a snapshot's dataset → domains bitmaps
-// (dataset_to_domains.roar, docs/format/dsdr.md), the reverse of the
-// membership file.
+// (dataset_to_domains.roar, docs/format/dsdr.md), the version's membership.
 //
 // A version whose manifest entry names the file has it read when the
 // snapshot opens, like the dictionary and the postings: a version the
 // server serves is complete. A version written before the file existed
 // (no dataset_to_domains_roar), or whose file is missing, has it built on
-// first use by transposing the version's domain_to_datasets.roar in
-// memory, with the code an ingest writes it with; the build runs once per
-// snapshot, and a failed build (a cancelled query) is retried by the next
-// call.
+// first use, with the code an ingest writes it with: by transposing the
+// version's domain_to_datasets.roar in memory where the version has one
+// (those written before 2026-11), else from the postings, which hold every
+// (domain, dataset) pair. The build runs once per snapshot, and a failed
+// build (a cancelled query) is retried by the next call.
 type reverseIndex struct {
 	r     atomic.Pointer[dsdr.Reader]
 	build sync.Mutex // held while building r
@@ -44,8 +46,8 @@ func (s *Snapshot) openReverse(ctx context.Context) error {
 	if errors.Is(err, store.ErrNotFound) {
 		// e.g. gc of a release that did not know the file: the version
 		// is still whole without it
-		s.x.log.Warn("index version names a dataset→domains file that is missing; it will be rebuilt in memory from the membership file when first needed",
-			"version", s.Version.Version, "key", key)
+		s.x.log.Warn("index version names a dataset→domains file that is missing; it will be rebuilt in memory when first needed",
+			"version", s.Version.Version, "key", key, "from", s.reverseSource())
 		return nil
 	}
 	if err != nil {
@@ -95,26 +97,58 @@ func (s *Snapshot) reverseReader(ctx context.Context) (*dsdr.Reader, error) {
 		return r, nil // built while this call waited
 	}
 	start := time.Now()
+	from := s.reverseSource()
 	body, err := s.transposeMembership(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("dataset→domains of index version %s, from %s: %w", s.Version.Version, s.Version.D2DRoar, err)
+		return nil, fmt.Errorf("dataset→domains of index version %s, from %s: %w", s.Version.Version, from, err)
 	}
 	r, err := dsdr.Open(bytes.NewReader(body), int64(len(body)))
 	if err == nil {
 		err = s.checkReverse(r)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dataset→domains built from %s: %w", s.Version.D2DRoar, err)
+		return nil, fmt.Errorf("dataset→domains built from %s: %w", from, err)
 	}
 	s.reverse.r.Store(r)
-	s.x.log.Info("built each dataset's domains in memory from the membership file: the index version was written without dataset_to_domains.roar",
-		"version", s.Version.Version, "domains", r.Len(), "datasets", len(r.Datasets()), "bytes", len(body), "took", time.Since(start).Round(time.Millisecond))
+	s.x.log.Info("built each dataset's domains in memory: the index version's dataset_to_domains.roar is absent",
+		"version", s.Version.Version, "from", from, "domains", r.Len(), "datasets", len(r.Datasets()), "bytes", len(body), "took", time.Since(start).Round(time.Millisecond))
 	return r, nil
 }
 
-// transposeMembership reads the version's domain_to_datasets.roar and
-// writes its transpose (dsdr.Transpose).
+// reverseSource names what reverseReader builds the file from.
+func (s *Snapshot) reverseSource() string {
+	if s.Version.D2DRoar != "" {
+		return s.Version.D2DRoar
+	}
+	return "the postings"
+}
+
+// transposeMembership writes the version's dataset→domains file from its
+// domain_to_datasets.roar (dsdr.Transpose), or, in a version without one,
+// from its postings.
 func (s *Snapshot) transposeMembership(ctx context.Context) ([]byte, error) {
+	var buf bytes.Buffer
+	if s.Version.D2DRoar == "" {
+		t, err := NewPostingsTranspose(ctx, s.dict)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range s.shards {
+			for e, err := range r.All() {
+				if err == nil {
+					err = t.Add(e)
+				}
+				if err == nil {
+					err = ctx.Err()
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		err = t.Write(&buf, s.registryIDs())
+		return buf.Bytes(), err
+	}
 	body, _, err := store.ReadAll(ctx, s.x.st, s.Version.D2DRoar)
 	if err != nil {
 		return nil, err
@@ -126,11 +160,47 @@ func (s *Snapshot) transposeMembership(ctx context.Context) ([]byte, error) {
 	if m.Len() != s.dict.Len() {
 		return nil, fmt.Errorf("%w: %d domains, the dictionary has %d", dtdr.ErrCorrupt, m.Len(), s.dict.Len())
 	}
-	var buf bytes.Buffer
 	if err := dsdr.Transpose(&buf, ctxMembership{ctx, m}, s.registryIDs()); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// PostingsTranspose gathers a version's postings entries, (domain key,
+// dataset) pairs, into each dataset's domains as ids of the version's
+// dictionary: the dataset→domains file the postings imply. The server
+// builds a missing file with it, and dhsi verify checks the file against
+// the postings with it.
+type PostingsTranspose struct {
+	ids map[uint64]uint32 // DomainKey → id in the dictionary
+	*dsdr.Transposer
+}
+
+// NewPostingsTranspose hashes every domain of dict (DomainKey).
+func NewPostingsTranspose(ctx context.Context, dict *domaindict.Dict) (*PostingsTranspose, error) {
+	t := &PostingsTranspose{ids: make(map[uint64]uint32, dict.Len()), Transposer: dsdr.NewTransposer(dict.Len())}
+	for id := range dict.Len() {
+		if id%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		d, err := dict.Domain(id)
+		if err != nil {
+			return nil, err
+		}
+		t.ids[DomainKey(d)] = uint32(id)
+	}
+	return t, nil
+}
+
+// Add records e's pair; a domain key the dictionary lacks is corrupt.
+func (t *PostingsTranspose) Add(e postings.Entry) error {
+	id, ok := t.ids[e.DomainID]
+	if !ok {
+		return fmt.Errorf("%w: postings entry of domain key %d (dataset %d) names no domain of the dictionary", postings.ErrCorrupt, e.DomainID, e.DatasetID)
+	}
+	return t.AddPair(uint64(id), e.DatasetID)
 }
 
 // ctxMembership stops a transpose when its query is cancelled.

@@ -7,8 +7,9 @@
 // What is checked, per kept index version:
 //
 //	V1. Every object the version references exists (domains dictionary,
-//	    domain→datasets bitmaps and their reverse, postings, files.tsv, datasets.json,
-//	    sources.json, every Parquet file of files.tsv).
+//	    dataset→domains bitmaps, or domain→datasets bitmaps in a version
+//	    written before 2026-11, or both; postings, files.tsv,
+//	    datasets.json, sources.json, every Parquet file of files.tsv).
 //	V2. The dictionary opens (its CRCs) and its list hash and size are the
 //	    manifest's; the bitmaps and every postings shard pass their own
 //	    Verify (CRCs, structure) and cover the dictionary's domains.
@@ -24,8 +25,11 @@
 //	    file's dataset, of the Parquet type of its type ("Kept fields").
 //	V5. A version's dataset→domains file (absent in versions written before
 //	    it) passes its own Verify, has one entry per dataset of
-//	    datasets.json holding as many domains as the registry says, and is
-//	    the transpose of the domain→datasets bitmaps (dsdr S5).
+//	    datasets.json holding as many domains as the registry says, holds
+//	    exactly the (domain, dataset) pairs of the postings, and, where the
+//	    version also has domain→datasets bitmaps, is their transpose
+//	    (dsdr S5). A version with only the domain→datasets bitmaps has them
+//	    held to the postings the same way.
 //
 // And for the domain records: every shard parses under the schema and its
 // records pass the schema's checks (problems); inbox and batch objects the
@@ -156,14 +160,15 @@ func Run(ctx context.Context, st store.Store, opt Options) (Report, error) {
 }
 
 // reverse checks the dataset→domains file (V5): its CRCs and structure,
-// and that it is the transpose of the membership file (dsdr S5) with one
-// entry per dataset of the registry (S1), each holding as many domains as
-// the registry counts.
-func (r *run) reverse(v catalog.Version, membership *dtdr.Reader, registry *catalog.Datasets) {
+// one entry per dataset of the registry (S1), each holding as many domains
+// as the registry counts; and that it holds exactly the pairs of want (the
+// transpose of the membership file, or of the postings, named by from).
+// It returns the file's reader, or nil after a problem.
+func (r *run) reverse(v catalog.Version, registry *catalog.Datasets) *dsdr.Reader {
 	key := v.DatasetToDomainsRoar
 	b := r.read(key, "dataset→domains bitmaps")
 	if b == nil {
-		return
+		return nil
 	}
 	rd, err := dsdr.Open(bytes.NewReader(b), int64(len(b)))
 	if err == nil {
@@ -171,55 +176,67 @@ func (r *run) reverse(v catalog.Version, membership *dtdr.Reader, registry *cata
 	}
 	if err != nil {
 		r.problem(key, "%v", err)
-		return
+		return nil
 	}
-	if membership == nil || registry == nil {
-		return // their own problems are reported
+	if registry == nil {
+		return rd // its own problem is reported
 	}
-	var ids []uint32
-	for _, d := range registry.Datasets {
-		ids = append(ids, d.ID)
-	}
-	slices.Sort(ids)
-	if got := rd.Datasets(); !slices.Equal(got, ids) {
-		r.problem(key, "datasets %v, %s has %v", got, v.DatasetsJSON, ids)
-		return
-	}
-	if rd.Len() != membership.Len() {
-		r.problem(key, "%d domains, %s has %d", rd.Len(), v.D2DRoar, membership.Len())
-		return
-	}
-	var want bytes.Buffer
-	if err := dsdr.Transpose(&want, membership, ids); err != nil {
-		r.problem(v.D2DRoar, "%v", err)
-		return
-	}
-	tr, err := dsdr.Open(bytes.NewReader(want.Bytes()), int64(want.Len()))
-	if err != nil {
-		r.problem(v.D2DRoar, "transposed: %v", err)
-		return
+	if got := rd.Datasets(); !slices.Equal(got, registryIDs(registry)) {
+		r.problem(key, "datasets %v, %s has %v", got, v.DatasetsJSON, registryIDs(registry))
+		return nil
 	}
 	for _, d := range registry.Datasets {
-		got, _, err1 := rd.Get(d.ID)
-		w, _, err2 := tr.Get(d.ID)
-		if err := errors.Join(err1, err2); err != nil {
+		got, _, err := rd.Get(d.ID)
+		if err != nil {
 			r.problem(key, "dataset %d: %v", d.ID, err)
-			return
-		}
-		if !got.Equals(w) {
-			r.problem(key, "dataset %d holds %d domains, %s says %d (%d differ): not the transpose", d.ID, got.GetCardinality(), v.D2DRoar, w.GetCardinality(), roaring.Xor(got, w).GetCardinality())
-			return
+			return nil
 		}
 		if int64(got.GetCardinality()) != d.Domains {
 			r.problem(key, "dataset %d holds %d domains, %s says %d", d.ID, got.GetCardinality(), v.DatasetsJSON, d.Domains)
 		}
 	}
+	return rd
+}
+
+// sameMembership reports where file (named key) and want (the transpose of
+// from) differ: each dataset's domains must be equal.
+func (r *run) sameMembership(key string, file *dsdr.Reader, from string, want []byte, registry *catalog.Datasets) {
+	w, err := dsdr.Open(bytes.NewReader(want), int64(len(want)))
+	if err != nil {
+		r.problem(key, "transposed from %s: %v", from, err)
+		return
+	}
+	if file.Len() != w.Len() {
+		r.problem(key, "%d domains, %s has %d", file.Len(), from, w.Len())
+		return
+	}
+	for _, id := range registryIDs(registry) {
+		got, _, err1 := file.Get(id)
+		exp, _, err2 := w.Get(id)
+		if err := errors.Join(err1, err2); err != nil {
+			r.problem(key, "dataset %d: %v", id, err)
+			return
+		}
+		if !got.Equals(exp) {
+			r.problem(key, "dataset %d holds %d domains, %s says %d (%d differ)", id, got.GetCardinality(), from, exp.GetCardinality(), roaring.Xor(got, exp).GetCardinality())
+			return
+		}
+	}
+}
+
+func registryIDs(registry *catalog.Datasets) []uint32 {
+	ids := make([]uint32, 0, len(registry.Datasets))
+	for _, d := range registry.Datasets {
+		ids = append(ids, d.ID)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func (r *run) version(v catalog.Version) {
 	// V1, V2: the dictionary
 	var nDomains uint64
-	dictOK := false
+	var dict *domaindict.Dict
 	if b := r.read(v.DomainsDict, "domains dictionary"); b != nil {
 		d, err := domaindict.Open(bytes.NewReader(b), int64(len(b)))
 		switch {
@@ -230,21 +247,26 @@ func (r *run) version(v catalog.Version) {
 		case int64(d.Len()) != v.Domains:
 			r.problem(v.DomainsDict, "%d domains, the manifest says %d", d.Len(), v.Domains)
 		default:
-			nDomains, dictOK = d.Len(), true
+			nDomains, dict = d.Len(), d
 		}
 	}
-	var membership *dtdr.Reader
-	if b := r.read(v.D2DRoar, "domain→datasets bitmaps"); b != nil {
-		d, err := dtdr.Open(bytes.NewReader(b), int64(len(b)))
-		if err == nil {
-			err = d.Verify()
-		}
-		if err != nil {
-			r.problem(v.D2DRoar, "%v", err)
-		} else if dictOK && d.Len() != nDomains {
-			r.problem(v.D2DRoar, "%d domains, the dictionary has %d", d.Len(), nDomains)
-		} else {
-			membership = d
+	if v.D2DRoar == "" && v.DatasetToDomainsRoar == "" {
+		r.problem(catalog.ManifestKey, "version %s names no membership file (dataset_to_domains_roar or d2d_roar)", v.Version)
+	}
+	var membership *dtdr.Reader // versions written before 2026-11
+	if v.D2DRoar != "" {
+		if b := r.read(v.D2DRoar, "domain→datasets bitmaps"); b != nil {
+			d, err := dtdr.Open(bytes.NewReader(b), int64(len(b)))
+			if err == nil {
+				err = d.Verify()
+			}
+			if err != nil {
+				r.problem(v.D2DRoar, "%v", err)
+			} else if dict != nil && d.Len() != nDomains {
+				r.problem(v.D2DRoar, "%d domains, the dictionary has %d", d.Len(), nDomains)
+			} else {
+				membership = d
+			}
 		}
 	}
 	var registry *catalog.Datasets
@@ -254,8 +276,25 @@ func (r *run) version(v catalog.Version) {
 			r.problem(v.DatasetsJSON, "%v", err)
 		}
 	}
+	var reverse *dsdr.Reader
 	if v.DatasetToDomainsRoar != "" { // V5 (versions before it have none)
-		r.reverse(v, membership, registry)
+		reverse = r.reverse(v, registry)
+	}
+	if reverse != nil && membership != nil && registry != nil {
+		var want bytes.Buffer
+		if err := dsdr.Transpose(&want, membership, registryIDs(registry)); err != nil {
+			r.problem(v.D2DRoar, "%v", err)
+		} else {
+			r.sameMembership(v.DatasetToDomainsRoar, reverse, v.D2DRoar, want.Bytes(), registry)
+		}
+	}
+	// the pairs of the postings, to hold the membership to (V5)
+	var pairs *catalog.PostingsTranspose
+	if dict != nil && registry != nil && (reverse != nil || membership != nil) {
+		var err error
+		if pairs, err = catalog.NewPostingsTranspose(r.ctx, dict); err != nil {
+			r.problem(v.DomainsDict, "%v", err)
+		}
 	}
 	if v.SourcesJSON != "" {
 		r.read(v.SourcesJSON, "ingested inputs")
@@ -343,6 +382,12 @@ func (r *run) version(v catalog.Version) {
 				r.problem(p.Dat, "domain %d dataset %d: count %d, spans hold %d rows", e.DomainID, e.DatasetID, e.URLCount, spans.Rows())
 			}
 			entryURLs += e.URLCount
+			if pairs != nil {
+				if err := pairs.Add(e); err != nil {
+					r.problem(p.Idx, "%v", err)
+					pairs = nil
+				}
+			}
 			if reg == nil {
 				continue
 			}
@@ -368,6 +413,27 @@ func (r *run) version(v catalog.Version) {
 	}
 	if postingsOK && len(v.Postings) > 0 && int64(entryURLs) != v.URLs {
 		r.problem(catalog.ManifestKey, "version %s: its postings count %d URLs in all, the manifest says %d", v.Version, entryURLs, v.URLs)
+	}
+	if postingsOK && pairs != nil {
+		key, file := v.DatasetToDomainsRoar, reverse
+		if file == nil { // a version with the older file only
+			var b bytes.Buffer
+			if err := dsdr.Transpose(&b, membership, registryIDs(registry)); err != nil {
+				return // reported above when the version had both
+			}
+			key = v.D2DRoar
+			var err error
+			if file, err = dsdr.Open(bytes.NewReader(b.Bytes()), int64(b.Len())); err != nil {
+				r.problem(key, "transposed: %v", err)
+				return
+			}
+		}
+		var want bytes.Buffer
+		if err := pairs.Write(&want, registryIDs(registry)); err != nil {
+			r.problem(key, "the postings: %v", err)
+			return
+		}
+		r.sameMembership(key, file, "the postings", want.Bytes(), registry)
 	}
 }
 

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,8 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dhsi/dhsi/catalog"
-	"github.com/dhsi/dhsi/index/dsdr"
-	"github.com/dhsi/dhsi/index/dtdr"
 	"github.com/dhsi/dhsi/store/localfs"
 )
 
@@ -343,7 +341,7 @@ func TestDatasetDomains(t *testing.T) {
 		}
 	})
 
-	t.Run("the new object is the transpose of the membership file", func(t *testing.T) {
+	t.Run("the object is the version's only membership file and holds the postings' pairs", func(t *testing.T) {
 		st, err := localfs.Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -353,34 +351,17 @@ func TestDatasetDomains(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, v := range man.Versions {
-			if v.DatasetToDomainsRoar == "" {
-				t.Fatalf("version %s names no dataset_to_domains_roar", v.Version)
+			if v.DatasetToDomainsRoar == "" || v.D2DRoar != "" {
+				t.Fatalf("version %s: dataset_to_domains_roar %q, d2d_roar %q: want only the first", v.Version, v.DatasetToDomainsRoar, v.D2DRoar)
 			}
-			written, err := os.ReadFile(filepath.Join(dir, v.DatasetToDomainsRoar))
-			if err != nil {
-				t.Fatal(err)
-			}
-			mb, _ := os.ReadFile(filepath.Join(dir, v.D2DRoar))
-			d, err := dtdr.Open(bytes.NewReader(mb), int64(len(mb)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			regb, _ := os.ReadFile(filepath.Join(dir, v.DatasetsJSON))
-			reg, err := catalog.ParseDatasets(regb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var reg32 []uint32
-			for _, x := range reg.Datasets {
-				reg32 = append(reg32, x.ID)
-			}
-			var want bytes.Buffer
-			if err := dsdr.Transpose(&want, d, reg32); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(written, want.Bytes()) {
-				t.Fatalf("version %s: %d bytes written, the transpose is %d bytes", v.Version, len(written), want.Len())
-			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "index", man.CurrentVersion, "domain_to_datasets.roar")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("domain_to_datasets.roar of %s: %v, want none", man.CurrentVersion, err)
+		}
+		// verify holds every version's file to its postings (V5)
+		var out strings.Builder
+		if code := run(ctx, []string{"verify", "--store", dir}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), ": 0 problems") {
+			t.Fatalf("verify: exit %d\n%s", code, out.String())
 		}
 	})
 
@@ -420,9 +401,10 @@ func TestDatasetDomains(t *testing.T) {
 }
 
 // TestDatasetDomainsWithoutTheObject: an index version whose manifest
-// entry names no dataset_to_domains_roar (a previous release's), or names
-// one that is gone, is answered all the same: the server transposes the
-// membership file in memory on first use, and says so in its log.
+// entry names no dataset_to_domains_roar, or names one that is gone, is
+// answered all the same: the server builds it in memory on first use from
+// the postings (a version with domain_to_datasets.roar, written before
+// 2026-11, from that: TestPreviousReleaseStore), and says so in its log.
 func TestDatasetDomainsWithoutTheObject(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -484,7 +466,7 @@ func TestDatasetDomainsWithoutTheObject(t *testing.T) {
 			if err != nil || !slices.Equal(got, m.expectSet(ids[0], "xor", ids[1])) {
 				t.Fatalf("xor: %v %v", got, err)
 			}
-			if !strings.Contains(log.String(), "built each dataset's domains in memory from the membership file") {
+			if !strings.Contains(log.String(), "built each dataset's domains in memory") || !strings.Contains(log.String(), "from=\"the postings\"") {
 				t.Errorf("the server's log does not say it built the reverse in memory:\n%s", log.String())
 			}
 		})

@@ -84,7 +84,7 @@ func TestPreviousReleaseStore(t *testing.T) {
 		}
 	}
 	reverseAgrees("on the old index")
-	if !strings.Contains(log.String(), "built each dataset's domains in memory from the membership file") {
+	if !strings.Contains(log.String(), "built each dataset's domains in memory") || !strings.Contains(log.String(), "domain_to_datasets.roar") {
 		t.Errorf("the server did not say it built the old version's reverse in memory:\n%s", log.String())
 	}
 

@@ -91,7 +91,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 		says      string
 	}{
 		{"a bit flip in the domain dictionary", cur.DomainsDict, middle, false, ""},
-		{"a truncated domain→datasets file", cur.D2DRoar, truncate, false, ""},
+		{"a truncated dataset→domains file", cur.DatasetToDomainsRoar, truncate, false, ""},
 		{"a bit flip in the dataset→domains file", cur.DatasetToDomainsRoar, middle, false, ""},
 		{"a dataset→domains file of another version", cur.DatasetToDomainsRoar, func([]byte) []byte {
 			b, err := os.ReadFile(filepath.Join(sound, m.Versions[0].DatasetToDomainsRoar))
@@ -121,7 +121,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			return out.Bytes()
-		}, false, "not the transpose"},
+		}, false, "the postings says"},
 		{"a bit flip in a postings shard's data", used[0].Dat, middle, false, ""},
 		{"a truncated postings index", used[1].Idx, truncate, false, ""},
 		{"a deleted postings file", used[1].Dat, nil, false, "missing"},

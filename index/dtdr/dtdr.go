@@ -3,6 +3,10 @@
 // include that domain. The layout is design §2.2 B, specified in
 // docs/format/dtdr.md.
 //
+// Index versions written since 2026-11 have no such file (their membership
+// is dataset_to_domains.roar alone, index/dsdr); this package reads the
+// files of older versions, and its writer stays for tests and tools.
+//
 // Invariants of a file, all little-endian:
 //
 //	R1. One entry per domain_id 0..N-1, in order; a domain with no datasets
