@@ -3,6 +3,7 @@ package domaindict
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -77,29 +78,54 @@ func BenchmarkDictLookup(b *testing.B) {
 	}
 }
 
+// benchDictV1 is the same list in version 1.
+var benchDictV1 = sync.OnceValue(func() []byte {
+	ds, _ := benchDict()
+	var buf bytes.Buffer
+	if err := writeV1(&buf, slices.Values(ds), nil); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+})
+
 func BenchmarkDictOpen(b *testing.B) {
-	_, file := benchDict()
+	_, v2 := benchDict()
+	v1 := benchDictV1()
 	for _, c := range []struct {
 		name string
+		file []byte
 		opts Options
-	}{{"verify", Options{}}, {"verify+load-strings", Options{LoadStrings: true}}, {"skip-verify", Options{SkipVerify: true}}} {
+	}{
+		{"v1/verify", v1, Options{}}, {"v1/verify+load-strings", v1, Options{LoadStrings: true}}, {"v1/skip-verify", v1, Options{SkipVerify: true}},
+		{"v2", v2, Options{}},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, err := OpenWith(bytes.NewReader(file), int64(len(file)), c.opts); err != nil {
+				if _, err := OpenWith(bytes.NewReader(c.file), int64(len(c.file)), c.opts); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(len(c.file))/benchDomains, "fileB/domain")
 		})
 	}
 }
 
 func BenchmarkDictWrite(b *testing.B) {
-	domains, file := benchDict()
-	b.SetBytes(int64(len(file)))
-	for i := 0; i < b.N; i++ {
-		if err := Write(&bytes.Buffer{}, slices.Values(domains)); err != nil {
-			b.Fatal(err)
-		}
+	domains, _ := benchDict()
+	for _, c := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"v1", func(w io.Writer) error { return writeV1(w, slices.Values(domains), nil) }},
+		{"v2", func(w io.Writer) error { return Write(w, slices.Values(domains)) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if err := c.write(&bytes.Buffer{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

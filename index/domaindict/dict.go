@@ -1,15 +1,18 @@
 // Package domaindict owns the domain dictionary (domains.dict): the sorted
 // unique registered domains of one index version and the map from a domain
 // string to its domain_id, the domain's index in that sorted order. The
-// byte layout is specified in docs/format/domains-dict.md.
+// byte layout is specified in docs/format/domains-dict.md. Write writes
+// version 2 (domains.txt compressed; Open builds offsets and table); Open
+// also reads version 1, which stores them.
 //
 // Invariants of a dictionary file, checked by Open:
 //
 //	D1. Domains are non-empty, contain no '\n', and are strictly increasing
 //	    in byte order; domain_id i is the i-th domain.
 //	D2. The strings section is byte-identical to domains.txt (each domain
-//	    followed by '\n'), and the footer's list hash is xxh3-64 of it, so a
-//	    dictionary is bound to exactly one domain list.
+//	    followed by '\n'; in version 2 it decompresses to it), and the
+//	    footer's list hash is xxh3-64 of it, so a dictionary is bound to
+//	    exactly one domain list.
 //	D3. The lookup table holds one (xxh3-64(domain), domain_id) pair per
 //	    domain, sorted by (hash, id); every id appears exactly once.
 //	D4. Lookup never trusts a hash alone: a candidate id is returned only
@@ -28,12 +31,15 @@ package domaindict
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/xxh3"
 
 	"github.com/dhsi/dhsi/index/internal/binio"
@@ -41,8 +47,10 @@ import (
 
 // Format constants; see docs/format/domains-dict.md.
 const (
-	Magic         = "DDIC"
-	Version       = 1
+	Magic = "DDIC"
+	// Version is what Write writes: 2, domains.txt compressed, offsets and
+	// table built by Open. Open reads 1 too (releases before 2026-11).
+	Version       = 2
 	hashAlgXXH3   = 1 // xxh3-64, seed 0
 	headerSize    = 16
 	footerSize    = 64
@@ -102,7 +110,8 @@ func ListHashOf(domainsTxt io.Reader) (uint64, error) {
 	return h.Sum64(), nil
 }
 
-// Options tune Open.
+// Options tune Open of a version-1 file; a version-2 file is always
+// loaded whole and verified.
 type Options struct {
 	// LoadStrings keeps the strings section in memory, so Lookup and
 	// Domain make no ReadAt calls. Without it each verified candidate and
@@ -138,12 +147,14 @@ type Dict struct {
 	offs  []byte   // n+1 uint64 string offsets relative to strOff
 	dir   []uint32 // dir[b] = first table index whose hash>>shift >= b
 	shift uint
-	strs  []byte // the strings section, with LoadStrings
+	strs  []byte // the strings section, with LoadStrings or version 2
 }
 
-// Open opens the dictionary in r, which holds size bytes. It reads the
-// header and footer, the offsets and table in one ReadAt, and (unless
-// SkipVerify) the strings section in 4 MiB ReadAts to check D1-D3.
+// Open opens the dictionary in r, which holds size bytes. Of a version-1
+// file it reads the header and footer, the offsets and table in one
+// ReadAt, and (unless SkipVerify) the strings section in 4 MiB ReadAts to
+// check D1-D3. Of a version-2 file it reads header, footer and the
+// compressed strings, and builds offsets and table from them.
 func Open(r io.ReaderAt, size int64) (*Dict, error) { return OpenWith(r, size, Options{}) }
 
 // OpenWith is Open with options.
@@ -177,10 +188,11 @@ func open(r io.ReaderAt, size int64, o Options, hash hashFunc) (*Dict, error) {
 	if string(hdr[0:4]) != Magic || string(ftr[60:64]) != Magic {
 		return nil, corruptf("bad magic")
 	}
-	if v := binary.LittleEndian.Uint32(hdr[4:]); v != Version {
-		return nil, fmt.Errorf("%w: version %d (this reader knows %d)", ErrVersion, v, Version)
+	version := binary.LittleEndian.Uint32(hdr[4:])
+	if version != 1 && version != 2 {
+		return nil, fmt.Errorf("%w: version %d (this reader knows 1 and 2)", ErrVersion, version)
 	}
-	if v := binary.LittleEndian.Uint32(ftr[56:]); v != Version {
+	if v := binary.LittleEndian.Uint32(ftr[56:]); v != version {
 		return nil, corruptf("footer version %d differs from header version", v)
 	}
 	if a := binary.LittleEndian.Uint32(hdr[8:]); a != hashAlgXXH3 {
@@ -192,6 +204,9 @@ func open(r io.ReaderAt, size int64, o Options, hash hashFunc) (*Dict, error) {
 	crc := binio.CRCUpdate(binio.CRC(hdr), ftr[:footerCRCSpan])
 	if want := binary.LittleEndian.Uint32(ftr[52:]); crc != want {
 		return nil, corruptf("footer checksum %08x, want %08x", crc, want)
+	}
+	if version == 2 {
+		return openV2(r, size, o, hash, ftr)
 	}
 	le := binary.LittleEndian
 	n := le.Uint64(ftr[0:])
@@ -252,6 +267,143 @@ func open(r io.ReaderAt, size int64, o Options, hash hashFunc) (*Dict, error) {
 		}
 	}
 	return d, nil
+}
+
+// maxStrings bounds the strings a version-2 footer may declare, so a
+// damaged length cannot make Open allocate without limit: 16 GiB, ~1
+// billion domains.
+const maxStrings = 16 << 30
+
+// openV2 opens a version-2 file: it reads and decompresses the strings
+// section, checks D1 and D2, and builds the offsets and the table (D3) as
+// version 1 stores them, so every lookup runs the same code. The strings
+// stay in memory (LoadStrings is implied; SkipVerify has nothing to skip).
+func openV2(r io.ReaderAt, size int64, o Options, hash hashFunc, ftr []byte) (*Dict, error) {
+	le := binary.LittleEndian
+	n := le.Uint64(ftr[0:])
+	sectOff, sectLen, strLen := le.Uint64(ftr[8:]), le.Uint64(ftr[16:]), le.Uint64(ftr[24:])
+	listHash := le.Uint64(ftr[32:])
+	sectCRC := le.Uint32(ftr[48:])
+	if n > maxDomains {
+		return nil, corruptf("%d domains, more than %d", n, uint64(maxDomains))
+	}
+	if le.Uint64(ftr[40:]) != 0 {
+		return nil, corruptf("reserved footer field is not zero")
+	}
+	if sectOff != headerSize || sectOff+sectLen+footerSize != uint64(size) || strLen < 2*n || strLen > maxStrings {
+		return nil, corruptf("section lengths do not add up to the file size")
+	}
+	if o.ExpectListHash != 0 && o.ExpectListHash != listHash {
+		return nil, fmt.Errorf("%w: file has list hash %016x, expected %016x", ErrListMismatch, listHash, o.ExpectListHash)
+	}
+	sect, err := binio.ReadAt(r, int64(sectOff), int(sectLen))
+	if err != nil {
+		return nil, readErr("strings", err)
+	}
+	if got := binio.CRC(sect); got != sectCRC {
+		return nil, corruptf("strings checksum %08x, want %08x", got, sectCRC)
+	}
+	// the writer streams, so its frame declares a window (8 MiB) and not
+	// the content size: the bound on what is decoded is the larger
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(strLen, 64<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("domaindict: %w", err)
+	}
+	defer dec.Close()
+	strs, err := dec.DecodeAll(sect, make([]byte, 0, strLen))
+	if err != nil {
+		return nil, corruptf("strings do not decompress: %v", err)
+	}
+	if uint64(len(strs)) != strLen {
+		return nil, corruptf("strings decompress to %d bytes, the footer says %d", len(strs), strLen)
+	}
+	if got := xxh3.Hash(strs); got != listHash {
+		return nil, fmt.Errorf("%w: %w: strings hash to %016x, footer says %016x", ErrCorrupt, ErrListMismatch, got, listHash)
+	}
+	d := &Dict{r: r, n: n, listHash: listHash, strs: strs, offs: make([]byte, 8*(n+1))}
+	d.hash, d.hashB = hashers(hash)
+	rows := make([]tableRow, 0, n)
+	var prev []byte
+	for off := uint64(0); off < strLen; {
+		end := bytes.IndexByte(strs[off:], '\n')
+		id := uint64(len(rows))
+		switch {
+		case end < 0:
+			return nil, corruptf("the strings do not end with a newline")
+		case end == 0:
+			return nil, corruptf("domain %d is empty", id)
+		case id == n:
+			return nil, corruptf("more domains than the footer's %d", n)
+		}
+		dom := strs[off : off+uint64(end)]
+		if id > 0 && bytes.Compare(dom, prev) <= 0 {
+			return nil, corruptf("domain %d is not after domain %d", id, id-1)
+		}
+		rows = append(rows, tableRow{h: d.hashB(dom), id: uint32(id)})
+		prev = dom
+		off += uint64(end) + 1
+		le.PutUint64(d.offs[8*(id+1):], off)
+	}
+	if uint64(len(rows)) != n {
+		return nil, corruptf("%d domains, the footer says %d", len(rows), n)
+	}
+	rows = sortTable(rows)
+	d.tab = make([]byte, tableEntry*n)
+	for i, row := range rows {
+		le.PutUint64(d.tab[tableEntry*i:], row.h)
+		le.PutUint32(d.tab[tableEntry*i+8:], row.id)
+	}
+	d.buildDir()
+	return d, nil
+}
+
+// sortTable returns a table ordered by (hash, id) (D3): rows placed by the
+// top bits of their hash, about two a bucket as buildDir has them, then
+// each bucket sorted. A sort of the whole table took most of a version-2
+// Open (BenchmarkDictOpen); this is linear where hashes spread, and a
+// bucket that many hashes share (domains made to collide) is sorted in
+// n log n, not insertion-sorted.
+func sortTable(rows []tableRow) []tableRow {
+	byHashID := func(a, b tableRow) int {
+		if c := cmp.Compare(a.h, b.h); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	}
+	n := uint64(len(rows))
+	if n < 64 {
+		slices.SortFunc(rows, byHashID)
+		return rows
+	}
+	b := bits.Len64(n/2 - 1)
+	shift := uint(64 - b)
+	start := make([]uint32, (1<<b)+1)
+	for _, r := range rows {
+		start[r.h>>shift+1]++
+	}
+	for k := 1; k < len(start); k++ {
+		start[k] += start[k-1]
+	}
+	out := make([]tableRow, n)
+	next := slices.Clone(start)
+	for _, r := range rows {
+		k := r.h >> shift
+		out[next[k]] = r
+		next[k]++
+	}
+	for k := 0; k+1 < len(start); k++ {
+		bucket := out[start[k]:start[k+1]]
+		if len(bucket) > 8 {
+			slices.SortFunc(bucket, byHashID)
+			continue
+		}
+		for i := 1; i < len(bucket); i++ {
+			for j := i; j > 0 && byHashID(bucket[j-1], bucket[j]) > 0; j-- {
+				bucket[j-1], bucket[j] = bucket[j], bucket[j-1]
+			}
+		}
+	}
+	return out
 }
 
 // buildDir indexes the sorted hashes by their top bits so a lookup binary

@@ -9,17 +9,37 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/dhsi/dhsi/index/internal/binio"
 	"github.com/dhsi/dhsi/index/internal/indextest"
 )
 
-func build(t testing.TB, domains []string, hash hashFunc) []byte {
+// build writes a dictionary of version 2, which stores no hash: Open
+// builds the table with the hash it is given.
+func build(t testing.TB, domains []string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := write(&buf, slices.Values(domains), hash); err != nil {
+	if err := write(&buf, slices.Values(domains)); err != nil {
 		t.Fatalf("write: %v", err)
 	}
 	return buf.Bytes()
+}
+
+// buildV1 writes one of version 1, as releases before 2026-11 did, with
+// its table sorted by hash.
+func buildV1(t testing.TB, domains []string, hash hashFunc) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := writeV1(&buf, slices.Values(domains), hash); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	return buf.Bytes()
+}
+
+// versions builds the same list in each version Open reads.
+func versions(t testing.TB, domains []string, hash hashFunc) map[string][]byte {
+	return map[string][]byte{"v1": buildV1(t, domains, hash), "v2": build(t, domains)}
 }
 
 func openBytes(t testing.TB, b []byte, o Options, hash hashFunc) *Dict {
@@ -60,30 +80,32 @@ func TestLookup(t *testing.T) {
 		{"a thousand colliding generated domains all resolve", indextest.Domains(1000, 2), firstHash, Options{}, []string{"nope.example"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			d := openBytes(t, build(t, c.domains, c.hash), c.opts, c.hash)
-			if d.Len() != uint64(len(c.domains)) {
-				t.Fatalf("Len = %d, want %d", d.Len(), len(c.domains))
-			}
-			for i, s := range c.domains {
-				id, ok, err := d.Lookup(s)
-				if err != nil || !ok || id != uint64(i) {
-					t.Fatalf("Lookup(%q) = %d, %v, %v; want %d", s, id, ok, err, i)
+		for v, file := range versions(t, c.domains, c.hash) {
+			t.Run(v+"/"+c.name, func(t *testing.T) {
+				d := openBytes(t, file, c.opts, c.hash)
+				if d.Len() != uint64(len(c.domains)) {
+					t.Fatalf("Len = %d, want %d", d.Len(), len(c.domains))
 				}
-				got, err := d.Domain(uint64(i))
-				if err != nil || got != s {
-					t.Fatalf("Domain(%d) = %q, %v; want %q", i, got, err, s)
+				for i, s := range c.domains {
+					id, ok, err := d.Lookup(s)
+					if err != nil || !ok || id != uint64(i) {
+						t.Fatalf("Lookup(%q) = %d, %v, %v; want %d", s, id, ok, err, i)
+					}
+					got, err := d.Domain(uint64(i))
+					if err != nil || got != s {
+						t.Fatalf("Domain(%d) = %q, %v; want %q", i, got, err, s)
+					}
 				}
-			}
-			for _, s := range c.absent {
-				if id, ok, err := d.Lookup(s); ok || err != nil {
-					t.Fatalf("Lookup(%q) = %d, %v, %v; want absent", s, id, ok, err)
+				for _, s := range c.absent {
+					if id, ok, err := d.Lookup(s); ok || err != nil {
+						t.Fatalf("Lookup(%q) = %d, %v, %v; want absent", s, id, ok, err)
+					}
 				}
-			}
-			if _, err := d.Domain(d.Len()); !errors.Is(err, ErrOutOfRange) {
-				t.Fatalf("Domain(Len()) err = %v, want ErrOutOfRange", err)
-			}
-		})
+				if _, err := d.Domain(d.Len()); !errors.Is(err, ErrOutOfRange) {
+					t.Fatalf("Domain(Len()) err = %v, want ErrOutOfRange", err)
+				}
+			})
+		}
 	}
 }
 
@@ -109,14 +131,17 @@ func TestWriteRejectsInvalidInput(t *testing.T) {
 
 func TestStringsSectionIsDomainsTxt(t *testing.T) {
 	domains := indextest.Domains(500, 3)
-	b := build(t, domains, xxh3Hash)
 	txt := strings.Join(domains, "\n") + "\n"
-	if got := string(b[headerSize : headerSize+len(txt)]); got != txt {
-		t.Fatal("strings section differs from domains.txt")
-	}
 	want, err := ListHashOf(strings.NewReader(txt))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b := buildV1(t, domains, xxh3Hash); string(b[headerSize:headerSize+len(txt)]) != txt {
+		t.Fatal("version 1: strings section differs from domains.txt")
+	}
+	b := build(t, domains)
+	if got := decompressed(t, b); got != txt {
+		t.Fatal("version 2: strings section does not decompress to domains.txt")
 	}
 	d := openBytes(t, b, Options{}, xxh3Hash)
 	if d.ListHash() != want {
@@ -138,8 +163,117 @@ func rewriteFooterCRC(b []byte) {
 	binary.LittleEndian.PutUint32(f[52:], binio.CRCUpdate(binio.CRC(b[:headerSize]), f[:footerCRCSpan]))
 }
 
+// decompressed returns the strings section of a version-2 file.
+func decompressed(t testing.TB, b []byte) string {
+	t.Helper()
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	out, err := dec.DecodeAll(b[headerSize:len(b)-footerSize], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// withStrings replaces a version-2 file's strings by txt, compressed, with
+// a right CRC, lengths and (with rehash) list hash, so what Open reacts to
+// is the list itself.
+func withStrings(t testing.TB, b []byte, txt string, n uint64, rehash bool) []byte {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sect := enc.EncodeAll([]byte(txt), nil)
+	out := append(append(bytes.Clone(b[:headerSize]), sect...), b[len(b)-footerSize:]...)
+	f := out[len(out)-footerSize:]
+	le := binary.LittleEndian
+	le.PutUint64(f[0:], n)
+	le.PutUint64(f[16:], uint64(len(sect)))
+	le.PutUint64(f[24:], uint64(len(txt)))
+	if rehash {
+		h, _ := ListHashOf(strings.NewReader(txt))
+		le.PutUint64(f[32:], h)
+	}
+	le.PutUint32(f[48:], binio.CRC(sect))
+	rewriteFooterCRC(out)
+	return out
+}
+
+func TestOpenRejectsV2(t *testing.T) {
+	good := build(t, []string{"a.com", "b.com", "c.com"})
+	cases := []struct {
+		name string
+		edit func(b []byte) []byte
+		opts Options
+		want error
+	}{
+		{"an unknown version is rejected as a version error", func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[4:], 3)
+			binary.LittleEndian.PutUint32(b[len(b)-8:], 3)
+			rewriteFooterCRC(b)
+			return b
+		}, Options{}, ErrVersion},
+		{"another list's hash expected is a list mismatch", func(b []byte) []byte { return b }, Options{ExpectListHash: 1}, ErrListMismatch},
+		{"a swapped domain list is a list mismatch", func(b []byte) []byte {
+			return withStrings(t, b, "a.com\nb.com\nd.com\n", 3, false)
+		}, Options{}, ErrListMismatch},
+		{"a list out of order is corrupt even when its hash is right", func(b []byte) []byte {
+			return withStrings(t, b, "b.com\na.com\nc.com\n", 3, true)
+		}, Options{}, ErrCorrupt},
+		{"a repeated domain is corrupt", func(b []byte) []byte {
+			return withStrings(t, b, "a.com\na.com\nc.com\n", 3, true)
+		}, Options{}, ErrCorrupt},
+		{"an empty domain is corrupt", func(b []byte) []byte {
+			return withStrings(t, b, "a.com\n\nc.com\n", 3, true)
+		}, Options{}, ErrCorrupt},
+		{"strings without a last newline are corrupt", func(b []byte) []byte {
+			return withStrings(t, b, "a.com\nb.com\nc.comm", 3, true)
+		}, Options{}, ErrCorrupt},
+		{"fewer domains than the footer's count are corrupt", func(b []byte) []byte {
+			return withStrings(t, b, "a.com\nb.com\nc.com\n", 4, true)
+		}, Options{}, ErrCorrupt},
+		{"more domains than the footer's count are corrupt", func(b []byte) []byte {
+			return withStrings(t, b, "a.com\nb.com\nc.com\n", 2, true)
+		}, Options{}, ErrCorrupt},
+		{"a strings length the section does not decompress to is corrupt", func(b []byte) []byte {
+			b = withStrings(t, b, "a.com\nb.com\nc.com\n", 3, true)
+			binary.LittleEndian.PutUint64(b[len(b)-footerSize+24:], 19)
+			rewriteFooterCRC(b)
+			return b
+		}, Options{}, ErrCorrupt},
+		{"a section that is not zstd is corrupt", func(b []byte) []byte {
+			sect := b[headerSize : len(b)-footerSize]
+			for i := range sect {
+				sect[i] = 'x'
+			}
+			binary.LittleEndian.PutUint32(b[len(b)-footerSize+48:], binio.CRC(sect))
+			return b
+		}, Options{}, ErrCorrupt},
+		{"a strings length past the bound is corrupt, not allocated", func(b []byte) []byte {
+			binary.LittleEndian.PutUint64(b[len(b)-footerSize+24:], 1<<40)
+			rewriteFooterCRC(b)
+			return b
+		}, Options{}, ErrCorrupt},
+		{"a truncated file is corrupt", func(b []byte) []byte { return b[:len(b)-1] }, Options{}, ErrCorrupt},
+		{"a file extended by one byte is corrupt", func(b []byte) []byte { return append(b, 0) }, Options{}, ErrCorrupt},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.edit(bytes.Clone(good))
+			_, err := OpenWith(bytes.NewReader(b), int64(len(b)), c.opts)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
 func TestOpenRejects(t *testing.T) {
-	good := build(t, []string{"a.com", "b.com", "c.com"}, xxh3Hash)
+	good := buildV1(t, []string{"a.com", "b.com", "c.com"}, xxh3Hash)
 	strEnd := headerSize + len("a.com\nb.com\nc.com\n")
 	cases := []struct {
 		name string
@@ -148,8 +282,8 @@ func TestOpenRejects(t *testing.T) {
 		want error
 	}{
 		{"an unknown version is rejected as a version error", func(b []byte) []byte {
-			binary.LittleEndian.PutUint32(b[4:], 2)
-			binary.LittleEndian.PutUint32(b[len(b)-8:], 2)
+			binary.LittleEndian.PutUint32(b[4:], 7)
+			binary.LittleEndian.PutUint32(b[len(b)-8:], 7)
 			rewriteFooterCRC(b)
 			return b
 		}, Options{}, ErrVersion},
@@ -171,7 +305,7 @@ func TestOpenRejects(t *testing.T) {
 			return b
 		}, Options{}, ErrCorrupt},
 		{"a lookup table built from another list is a list mismatch", func(b []byte) []byte {
-			other := build(t, []string{"a.com", "b.com", "d.com"}, xxh3Hash)
+			other := buildV1(t, []string{"a.com", "b.com", "d.com"}, xxh3Hash)
 			copy(b[strEnd:len(b)-footerSize], other[strEnd:len(other)-footerSize])
 			f := b[len(b)-footerSize:]
 			binary.LittleEndian.PutUint32(f[48:], binio.CRC(b[strEnd:len(b)-footerSize]))
@@ -197,22 +331,25 @@ func TestOpenRejects(t *testing.T) {
 // and footer by the footer CRC or field checks, offsets and table by the
 // section CRC, strings by the list hash.
 func TestEveryBitFlipIsDetected(t *testing.T) {
-	good := build(t, indextest.Domains(20, 4), xxh3Hash)
-	for i := range good {
-		for bit := 0; bit < 8; bit++ {
-			b := bytes.Clone(good)
-			b[i] ^= 1 << bit
-			_, err := Open(bytes.NewReader(b), int64(len(b)))
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
-				t.Fatalf("flip byte %d bit %d: err = %v, want ErrCorrupt or ErrVersion", i, bit, err)
+	for v, good := range versions(t, indextest.Domains(20, 4), xxh3Hash) {
+		for i := range good {
+			for bit := 0; bit < 8; bit++ {
+				b := bytes.Clone(good)
+				b[i] ^= 1 << bit
+				_, err := Open(bytes.NewReader(b), int64(len(b)))
+				if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
+					t.Fatalf("%s: flip byte %d bit %d: err = %v, want ErrCorrupt or ErrVersion", v, i, bit, err)
+				}
 			}
 		}
 	}
 }
 
+// TestReadAtCalls: version 1 reads strings by range unless loaded.
+// Version 2 reads the file in three calls and keeps everything.
 func TestReadAtCalls(t *testing.T) {
 	domains := indextest.Domains(5000, 5)
-	b := build(t, domains, xxh3Hash)
+	b := buildV1(t, domains, xxh3Hash)
 	cases := []struct {
 		name               string
 		opts               Options

@@ -16,6 +16,9 @@ func FuzzOpen(f *testing.F) {
 	Write(&buf, slices.Values([]string(nil)))
 	f.Add(buf.Bytes())
 	f.Add([]byte("DDIC"))
+	var v1 bytes.Buffer
+	writeV1(&v1, slices.Values([]string{"a.com", "b.com", "example.org"}), nil)
+	f.Add(v1.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, o := range []Options{{}, {SkipVerify: true}, {LoadStrings: true}} {
 			d, err := OpenWith(bytes.NewReader(b), int64(len(b)), o)
@@ -50,21 +53,19 @@ func FuzzRoundTrip(f *testing.F) {
 		if weak {
 			hash = func(s string) uint64 { return uint64(len(s) % 3) }
 		}
-		var buf bytes.Buffer
-		if err := write(&buf, slices.Values(domains), hash); err != nil {
-			t.Fatal(err)
-		}
-		d, err := open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{}, hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range domains {
-			if id, ok, err := d.Lookup(s); !ok || err != nil || id != uint64(i) {
-				t.Fatalf("Lookup(%q) = %d %v %v, want %d", s, id, ok, err, i)
+		for _, b := range versions(t, domains, hash) {
+			d, err := open(bytes.NewReader(b), int64(len(b)), Options{}, hash)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if _, ok, _ := d.Lookup(s + "\x00absent"); ok && !slices.Contains(domains, s+"\x00absent") {
-			t.Fatal("absent domain found")
+			for i, s := range domains {
+				if id, ok, err := d.Lookup(s); !ok || err != nil || id != uint64(i) {
+					t.Fatalf("Lookup(%q) = %d %v %v, want %d", s, id, ok, err, i)
+				}
+			}
+			if _, ok, _ := d.Lookup(s + "\x00absent"); ok && !slices.Contains(domains, s+"\x00absent") {
+				t.Fatal("absent domain found")
+			}
 		}
 	})
 }
