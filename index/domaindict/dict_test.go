@@ -205,6 +205,10 @@ func withStrings(t testing.TB, b []byte, txt string, n uint64, rehash bool) []by
 
 func TestOpenRejectsV2(t *testing.T) {
 	good := build(t, []string{"a.com", "b.com", "c.com"})
+	// lines puts txt in place of the strings (withStrings)
+	lines := func(txt string, n uint64, rehash bool) func([]byte) []byte {
+		return func(b []byte) []byte { return withStrings(t, b, txt, n, rehash) }
+	}
 	cases := []struct {
 		name string
 		edit func(b []byte) []byte
@@ -218,27 +222,13 @@ func TestOpenRejectsV2(t *testing.T) {
 			return b
 		}, Options{}, ErrVersion},
 		{"another list's hash expected is a list mismatch", func(b []byte) []byte { return b }, Options{ExpectListHash: 1}, ErrListMismatch},
-		{"a swapped domain list is a list mismatch", func(b []byte) []byte {
-			return withStrings(t, b, "a.com\nb.com\nd.com\n", 3, false)
-		}, Options{}, ErrListMismatch},
-		{"a list out of order is corrupt even when its hash is right", func(b []byte) []byte {
-			return withStrings(t, b, "b.com\na.com\nc.com\n", 3, true)
-		}, Options{}, ErrCorrupt},
-		{"a repeated domain is corrupt", func(b []byte) []byte {
-			return withStrings(t, b, "a.com\na.com\nc.com\n", 3, true)
-		}, Options{}, ErrCorrupt},
-		{"an empty domain is corrupt", func(b []byte) []byte {
-			return withStrings(t, b, "a.com\n\nc.com\n", 3, true)
-		}, Options{}, ErrCorrupt},
-		{"strings without a last newline are corrupt", func(b []byte) []byte {
-			return withStrings(t, b, "a.com\nb.com\nc.comm", 3, true)
-		}, Options{}, ErrCorrupt},
-		{"fewer domains than the footer's count are corrupt", func(b []byte) []byte {
-			return withStrings(t, b, "a.com\nb.com\nc.com\n", 4, true)
-		}, Options{}, ErrCorrupt},
-		{"more domains than the footer's count are corrupt", func(b []byte) []byte {
-			return withStrings(t, b, "a.com\nb.com\nc.com\n", 2, true)
-		}, Options{}, ErrCorrupt},
+		{"a swapped domain list is a list mismatch", lines("a.com\nb.com\nd.com\n", 3, false), Options{}, ErrListMismatch},
+		{"a list out of order is corrupt even when its hash is right", lines("b.com\na.com\nc.com\n", 3, true), Options{}, ErrCorrupt},
+		{"a repeated domain is corrupt", lines("a.com\na.com\nc.com\n", 3, true), Options{}, ErrCorrupt},
+		{"an empty domain is corrupt", lines("a.com\n\nc.com\n", 3, true), Options{}, ErrCorrupt},
+		{"strings without a last newline are corrupt", lines("a.com\nb.com\nc.comm", 3, true), Options{}, ErrCorrupt},
+		{"fewer domains than the footer's count are corrupt", lines("a.com\nb.com\nc.com\n", 4, true), Options{}, ErrCorrupt},
+		{"more domains than the footer's count are corrupt", lines("a.com\nb.com\nc.com\n", 2, true), Options{}, ErrCorrupt},
 		{"a strings length the section does not decompress to is corrupt", func(b []byte) []byte {
 			b = withStrings(t, b, "a.com\nb.com\nc.com\n", 3, true)
 			binary.LittleEndian.PutUint64(b[len(b)-footerSize+24:], 19)

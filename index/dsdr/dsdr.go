@@ -205,15 +205,20 @@ func (t *Transposer) Add(domainID uint64, datasets *roaring.Bitmap) error {
 		return nil
 	}
 	datasets.Iterate(func(ds uint32) bool {
-		bm := t.sets[ds]
-		if bm == nil {
-			bm = roaring.New()
-			t.sets[ds] = bm
-		}
-		bm.Add(uint32(domainID))
+		t.bitmapOf(ds).Add(uint32(domainID))
 		return true
 	})
 	return nil
+}
+
+// bitmapOf returns datasetID's bitmap, made on first use.
+func (t *Transposer) bitmapOf(datasetID uint32) *roaring.Bitmap {
+	bm := t.sets[datasetID]
+	if bm == nil {
+		bm = roaring.New()
+		t.sets[datasetID] = bm
+	}
+	return bm
 }
 
 // AddPair records that domainID is in datasetID, in any order: for a
@@ -223,12 +228,7 @@ func (t *Transposer) AddPair(domainID uint64, datasetID uint32) error {
 	if domainID >= t.n || domainID >= MaxDomains {
 		return fmt.Errorf("%w: domain id %d: want id < %d", ErrInput, domainID, t.n)
 	}
-	bm := t.sets[datasetID]
-	if bm == nil {
-		bm = roaring.New()
-		t.sets[datasetID] = bm
-	}
-	bm.Add(uint32(domainID))
+	t.bitmapOf(datasetID).Add(uint32(domainID))
 	return nil
 }
 
