@@ -203,24 +203,45 @@ func withStrings(t testing.TB, b []byte, txt string, n uint64, rehash bool) []by
 	return out
 }
 
+// rejectCase is a damaged file and the error Open must return for it.
+type rejectCase struct {
+	name string
+	edit func(b []byte) []byte
+	opts Options
+	want error
+}
+
+func checkRejects(t *testing.T, good []byte, cases []rejectCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.edit(bytes.Clone(good))
+			_, err := OpenWith(bytes.NewReader(b), int64(len(b)), c.opts)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+// withVersion writes v in header and footer, with a right footer CRC.
+func withVersion(v uint32) func([]byte) []byte {
+	return func(b []byte) []byte {
+		binary.LittleEndian.PutUint32(b[4:], v)
+		binary.LittleEndian.PutUint32(b[len(b)-8:], v)
+		rewriteFooterCRC(b)
+		return b
+	}
+}
+
 func TestOpenRejectsV2(t *testing.T) {
 	good := build(t, []string{"a.com", "b.com", "c.com"})
 	// lines puts txt in place of the strings (withStrings)
 	lines := func(txt string, n uint64, rehash bool) func([]byte) []byte {
 		return func(b []byte) []byte { return withStrings(t, b, txt, n, rehash) }
 	}
-	cases := []struct {
-		name string
-		edit func(b []byte) []byte
-		opts Options
-		want error
-	}{
-		{"an unknown version is rejected as a version error", func(b []byte) []byte {
-			binary.LittleEndian.PutUint32(b[4:], 3)
-			binary.LittleEndian.PutUint32(b[len(b)-8:], 3)
-			rewriteFooterCRC(b)
-			return b
-		}, Options{}, ErrVersion},
+	cases := []rejectCase{
+		{"an unknown version is rejected as a version error", withVersion(3), Options{}, ErrVersion},
 		{"another list's hash expected is a list mismatch", func(b []byte) []byte { return b }, Options{ExpectListHash: 1}, ErrListMismatch},
 		{"a swapped domain list is a list mismatch", lines("a.com\nb.com\nd.com\n", 3, false), Options{}, ErrListMismatch},
 		{"a list out of order is corrupt even when its hash is right", lines("b.com\na.com\nc.com\n", 3, true), Options{}, ErrCorrupt},
@@ -251,32 +272,14 @@ func TestOpenRejectsV2(t *testing.T) {
 		{"a truncated file is corrupt", func(b []byte) []byte { return b[:len(b)-1] }, Options{}, ErrCorrupt},
 		{"a file extended by one byte is corrupt", func(b []byte) []byte { return append(b, 0) }, Options{}, ErrCorrupt},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := c.edit(bytes.Clone(good))
-			_, err := OpenWith(bytes.NewReader(b), int64(len(b)), c.opts)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("err = %v, want %v", err, c.want)
-			}
-		})
-	}
+	checkRejects(t, good, cases)
 }
 
 func TestOpenRejects(t *testing.T) {
 	good := buildV1(t, []string{"a.com", "b.com", "c.com"}, xxh3Hash)
 	strEnd := headerSize + len("a.com\nb.com\nc.com\n")
-	cases := []struct {
-		name string
-		edit func(b []byte) []byte
-		opts Options
-		want error
-	}{
-		{"an unknown version is rejected as a version error", func(b []byte) []byte {
-			binary.LittleEndian.PutUint32(b[4:], 7)
-			binary.LittleEndian.PutUint32(b[len(b)-8:], 7)
-			rewriteFooterCRC(b)
-			return b
-		}, Options{}, ErrVersion},
+	cases := []rejectCase{
+		{"an unknown version is rejected as a version error", withVersion(7), Options{}, ErrVersion},
 		{"an unknown hash algorithm is rejected as a version error", func(b []byte) []byte {
 			binary.LittleEndian.PutUint32(b[8:], 9)
 			rewriteFooterCRC(b)
@@ -306,15 +309,7 @@ func TestOpenRejects(t *testing.T) {
 		{"a file extended by one byte is corrupt", func(b []byte) []byte { return append(b, 0) }, Options{}, ErrCorrupt},
 		{"a tiny file is corrupt", func(b []byte) []byte { return b[:10] }, Options{}, ErrCorrupt},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := c.edit(bytes.Clone(good))
-			_, err := OpenWith(bytes.NewReader(b), int64(len(b)), c.opts)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("err = %v, want %v", err, c.want)
-			}
-		})
-	}
+	checkRejects(t, good, cases)
 }
 
 // Every single-bit flip anywhere in the file is caught on Open: the header
