@@ -614,7 +614,7 @@ func loadBase(ctx context.Context, st store.Store, m *catalog.Manifest) (*baseIn
 	if b.dict, err = domaindict.OpenWith(bytes.NewReader(dictBody), int64(len(dictBody)), domaindict.Options{LoadStrings: true}); err != nil {
 		return nil, fmt.Errorf("%s: %w", v.DomainsDict, err)
 	}
-	if b.membership, err = loadMembership(ctx, st, v); err != nil {
+	if b.membership, err = loadMembership(ctx, st, v, b.dict, b.datasets); err != nil {
 		return nil, err
 	}
 	if b.membership.Len() != b.dict.Len() {
@@ -629,29 +629,21 @@ func loadBase(ctx context.Context, st store.Store, m *catalog.Manifest) (*baseIn
 // loadMembership reads the previous version's membership: its
 // dataset_to_domains.roar transposed back, or, for a version written
 // before that file (or before it became the only one), its
-// domain_to_datasets.roar.
-func loadMembership(ctx context.Context, st store.Store, v catalog.Version) (dsdr.Membership, error) {
+// domain_to_datasets.roar. A version that has lost its only membership
+// file (gc by a release that did not know it) has it rebuilt from its
+// postings, as the server does (catalog.PostingsTranspose).
+func loadMembership(ctx context.Context, st store.Store, v catalog.Version, dict *domaindict.Dict, registry *catalog.Datasets) (dsdr.Membership, error) {
 	if key := v.DatasetToDomainsRoar; key != "" {
 		body, _, err := store.ReadAll(ctx, st, key)
-		switch {
-		case err == nil:
-			r, err := dsdr.Open(bytes.NewReader(body), int64(len(body)))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", key, err)
-			}
-			m, err := r.ByDomain()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", key, err)
-			}
-			return m, nil
-		case !errors.Is(err, store.ErrNotFound) || v.D2DRoar == "":
+		if err == nil {
+			return byDomain(key, body)
+		}
+		if !errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("read %s: %w", key, err)
 		}
-		// gone (gc by a release that did not know it), and the older
-		// file is there: build on that
 	}
 	if v.D2DRoar == "" {
-		return nil, fmt.Errorf("index version %s names no membership file (dataset_to_domains_roar or d2d_roar)", v.Version)
+		return membershipFromPostings(ctx, st, v, dict, registry)
 	}
 	body, _, err := store.ReadAll(ctx, st, v.D2DRoar)
 	if err != nil {
@@ -662,6 +654,59 @@ func loadMembership(ctx context.Context, st store.Store, v catalog.Version) (dsd
 		return nil, fmt.Errorf("%s: %w", v.D2DRoar, err)
 	}
 	return m, nil
+}
+
+// byDomain opens a dataset_to_domains.roar (key) and transposes it back.
+func byDomain(key string, body []byte) (dsdr.Membership, error) {
+	r, err := dsdr.Open(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	m, err := r.ByDomain()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return m, nil
+}
+
+// membershipFromPostings reads every postings shard of v and gathers its
+// (domain, dataset) pairs.
+func membershipFromPostings(ctx context.Context, st store.Store, v catalog.Version, dict *domaindict.Dict, registry *catalog.Datasets) (dsdr.Membership, error) {
+	t, err := catalog.NewPostingsTranspose(ctx, dict)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range v.Postings {
+		idx, _, err := store.ReadAll(ctx, st, p.Idx)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p.Idx, err)
+		}
+		dat, _, err := store.ReadAll(ctx, st, p.Dat)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p.Dat, err)
+		}
+		r, err := postings.Open(bytes.NewReader(idx), int64(len(idx)), bytes.NewReader(dat), int64(len(dat)))
+		if err != nil {
+			return nil, fmt.Errorf("postings shard %d: %w", p.Shard, err)
+		}
+		for e, err := range r.All() {
+			if err == nil {
+				err = t.Add(e)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("postings shard %d: %w", p.Shard, err)
+			}
+		}
+	}
+	ids := make([]uint32, 0, len(registry.Datasets))
+	for _, d := range registry.Datasets {
+		ids = append(ids, d.ID)
+	}
+	var buf bytes.Buffer
+	if err := t.Write(&buf, ids); err != nil {
+		return nil, err
+	}
+	return byDomain("the postings of "+v.Version, buf.Bytes())
 }
 
 // newInputs hashes the inputs and drops those already ingested; keptBytes

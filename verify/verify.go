@@ -9,7 +9,9 @@
 //	V1. Every object the version references exists (domains dictionary,
 //	    dataset→domains bitmaps, or domain→datasets bitmaps in a version
 //	    written before 2026-11, or both; postings, files.tsv,
-//	    datasets.json, sources.json, every Parquet file of files.tsv).
+//	    datasets.json, sources.json, every Parquet file of files.tsv). A
+//	    version that names neither membership file is a warning: readers
+//	    build it from the postings.
 //	V2. The dictionary opens (its CRCs) and its list hash and size are the
 //	    manifest's; the bitmaps and every postings shard pass their own
 //	    Verify (CRCs, structure) and cover the dictionary's domains.
@@ -251,7 +253,9 @@ func (r *run) version(v catalog.Version) {
 		}
 	}
 	if v.D2DRoar == "" && v.DatasetToDomainsRoar == "" {
-		r.problem(catalog.ManifestKey, "version %s names no membership file (dataset_to_domains_roar or d2d_roar)", v.Version)
+		// a release before dataset_to_domains.roar rewrote the manifest of
+		// a version that had only it: readers build it from the postings
+		r.rep.Warnings = append(r.rep.Warnings, Finding{catalog.ManifestKey, fmt.Sprintf("version %s names no membership file (its manifest entry was rewritten by a release before 2026-11?): readers build it from the postings; the next ingest writes it", v.Version)})
 	}
 	var membership *dtdr.Reader // versions written before 2026-11
 	if v.D2DRoar != "" {

@@ -469,6 +469,25 @@ func TestDatasetDomainsWithoutTheObject(t *testing.T) {
 			if !strings.Contains(log.String(), "built each dataset's domains in memory") || !strings.Contains(log.String(), "from=\"the postings\"") {
 				t.Errorf("the server's log does not say it built the reverse in memory:\n%s", log.String())
 			}
+			// an ingest builds on such a version from its postings, and
+			// the version it publishes is whole again
+			path := filepath.Join("..", "..", "testdata", "shared", "urls", "ada_userbait.txt")
+			if code := run(ctx, []string{"ingest", "--store", dir2, "--dataset", "more", path}, io.Discard, io.Discard); code != 0 {
+				t.Fatalf("ingest on the version: exit %d", code)
+			}
+			if code := run(ctx, []string{"gc", "--store", dir2, "--keep", "1"}, io.Discard, io.Discard); code != 0 {
+				t.Fatalf("gc: exit %d", code)
+			}
+			var out strings.Builder
+			if code := run(ctx, []string{"verify", "--store", dir2}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), ": 0 problems, 0 warnings") {
+				t.Fatalf("verify of the version the ingest published: exit %d\n%s", code, out.String())
+			}
+			for _, id := range ids { // every earlier pair kept
+				got, err := reverseRows(t, c, "SELECT * FROM dataset_domains($1)", id)
+				if want := m.expectDomains(id); err != nil || !slices.Equal(got, want) {
+					t.Fatalf("dataset_domains(%d) after the ingest: %d rows (%v), want %d", id, len(got), err, len(want))
+				}
+			}
 		})
 	}
 }
