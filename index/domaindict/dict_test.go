@@ -26,7 +26,7 @@ func build(t testing.TB, domains []string) []byte {
 	return buf.Bytes()
 }
 
-// buildV1 writes one of version 1, as releases before 2026-11 did, with
+// buildV1 writes one of version 1, as releases before 2026-11-28 did, with
 // its table sorted by hash.
 func buildV1(t testing.TB, domains []string, hash hashFunc) []byte {
 	t.Helper()
@@ -266,6 +266,13 @@ func TestOpenRejectsV2(t *testing.T) {
 		}, Options{}, ErrCorrupt},
 		{"a strings length past the bound is corrupt, not allocated", func(b []byte) []byte {
 			binary.LittleEndian.PutUint64(b[len(b)-footerSize+24:], 1<<40)
+			rewriteFooterCRC(b)
+			return b
+		}, Options{}, ErrCorrupt},
+		// a review's forgery: 99 bytes declaring 16 GiB of strings, with
+		// every checksum right, killed a server; it is refused unread
+		{"a strings length past maxRatio times the section is corrupt, not allocated", func(b []byte) []byte {
+			binary.LittleEndian.PutUint64(b[len(b)-footerSize+24:], maxStringsOf(uint64(len(b)-headerSize-footerSize))+1)
 			rewriteFooterCRC(b)
 			return b
 		}, Options{}, ErrCorrupt},

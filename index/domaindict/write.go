@@ -107,6 +107,9 @@ func write(w io.Writer, domains iter.Seq[string]) error {
 	if inErr != nil {
 		return inErr
 	}
+	if strLen > maxStringsOf(sect.n) {
+		return fmt.Errorf("%w: %d bytes of domains compress to %d, more than %d times: Open would refuse the file", ErrInput, strLen, sect.n, maxRatio)
+	}
 	var f [footerSize]byte
 	le := binary.LittleEndian
 	le.PutUint64(f[0:], n)
@@ -127,7 +130,7 @@ func write(w io.Writer, domains iter.Seq[string]) error {
 	return nil
 }
 
-// writeV1 writes version 1, which releases before 2026-11 wrote: the
+// writeV1 writes version 1, which releases before 2026-11-28 wrote: the
 // strings as they are, then offsets and the table sorted by hf. It stays
 // for the tests of reading such files.
 func writeV1(w io.Writer, domains iter.Seq[string], hf hashFunc) error {
