@@ -28,7 +28,7 @@ import (
 // (no dataset_to_domains_roar), or whose file is missing, has it built on
 // first use, with the code an ingest writes it with: by transposing the
 // version's domain_to_datasets.roar in memory where the version has one
-// (those written before 2026-11), else from the postings, which hold every
+// (those written before 2026-11-28), else from the postings, which hold every
 // (domain, dataset) pair. The build runs once per snapshot, and a failed
 // build (a cancelled query) is retried by the next call.
 type reverseIndex struct {
@@ -189,7 +189,15 @@ func NewPostingsTranspose(ctx context.Context, dict *domaindict.Dict) (*Postings
 		if err != nil {
 			return nil, err
 		}
-		t.ids[DomainKey(d)] = uint32(id)
+		k := DomainKey(d)
+		if other, dup := t.ids[k]; dup {
+			// the postings cannot tell the two apart: refuse, rather than
+			// give one's datasets to the other (ingest refuses to publish
+			// such a pair, buildShard)
+			o, _ := dict.Domain(uint64(other))
+			return nil, fmt.Errorf("%w: domains %q and %q share postings key %d", postings.ErrCorrupt, o, d, k)
+		}
+		t.ids[k] = uint32(id)
 	}
 	return t, nil
 }

@@ -213,6 +213,16 @@ func (s *Snapshot) DomainID(domain string) (uint64, bool, error) {
 	return s.dict.Lookup(domain)
 }
 
+// holds reports whether the version's dictionary holds domain. The
+// postings key a domain by its 64-bit hash, which two domains can be made
+// to share: a domain the index lacks must not be answered with the rows
+// of one it holds under the same key (ingest refuses to publish two that
+// share one, buildShard). The dictionary compares the string (D4).
+func (s *Snapshot) holds(domain string) (bool, error) {
+	_, ok, err := s.dict.Lookup(domain)
+	return ok, err
+}
+
 // DomainDatasets answers Q1: the datasets that contain domain, with exact
 // URL counts, by dataset id.
 func (s *Snapshot) DomainDatasets(domain string) ([]DatasetCount, error) {
@@ -224,6 +234,11 @@ func (s *Snapshot) DomainDatasets(domain string) ([]DatasetCount, error) {
 	es, err := r.DatasetCountsOf(k)
 	if err != nil {
 		return nil, err
+	}
+	if len(es) > 0 {
+		if held, err := s.holds(domain); err != nil || !held {
+			return nil, err
+		}
 	}
 	out := make([]DatasetCount, 0, len(es))
 	for _, e := range es {
@@ -340,8 +355,14 @@ func (s *Snapshot) entry(domain string, datasetID uint32, payload bool) (e posti
 	}
 	k := DomainKey(domain)
 	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
-	if e, ok, err = r.Lookup(k, datasetID); err != nil || !ok || !payload {
+	if e, ok, err = r.Lookup(k, datasetID); err != nil || !ok {
 		return e, nil, ok, err
+	}
+	if ok, err = s.holds(domain); err != nil || !ok {
+		return postings.Entry{}, nil, false, err
+	}
+	if !payload {
+		return e, nil, true, nil
 	}
 	spans, err = r.Payload(e)
 	return e, spans, err == nil, err

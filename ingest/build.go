@@ -547,7 +547,7 @@ type baseIndex struct {
 	dict     *domaindict.Dict
 	// membership: each previous domain's datasets, from the version's
 	// dataset_to_domains.roar transposed back, or from the
-	// domain_to_datasets.roar a version written before 2026-11 has
+	// domain_to_datasets.roar a version written before 2026-11-28 has
 	membership dsdr.Membership
 	shards     []shardFiles
 	closers    []func()
@@ -636,7 +636,7 @@ func loadMembership(ctx context.Context, st store.Store, v catalog.Version, dict
 	if key := v.DatasetToDomainsRoar; key != "" {
 		body, _, err := store.ReadAll(ctx, st, key)
 		if err == nil {
-			return byDomain(key, body)
+			return byDomain(key, body, dict.Len())
 		}
 		if !errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("read %s: %w", key, err)
@@ -656,11 +656,16 @@ func loadMembership(ctx context.Context, st store.Store, v catalog.Version, dict
 	return m, nil
 }
 
-// byDomain opens a dataset_to_domains.roar (key) and transposes it back.
-func byDomain(key string, body []byte) (dsdr.Membership, error) {
+// byDomain opens a dataset_to_domains.roar (key) of the version whose
+// dictionary holds n domains, and transposes it back.
+func byDomain(key string, body []byte, n uint64) (dsdr.Membership, error) {
 	r, err := dsdr.Open(bytes.NewReader(body), int64(len(body)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	// before ByDomain sizes its arrays by the header's count (dsdr S4)
+	if r.Len() != n {
+		return nil, fmt.Errorf("%s: %w: %d domains, the dictionary has %d", key, dsdr.ErrCorrupt, r.Len(), n)
 	}
 	m, err := r.ByDomain()
 	if err != nil {
@@ -706,7 +711,7 @@ func membershipFromPostings(ctx context.Context, st store.Store, v catalog.Versi
 	if err := t.Write(&buf, ids); err != nil {
 		return nil, err
 	}
-	return byDomain("the postings of "+v.Version, buf.Bytes())
+	return byDomain("the postings of "+v.Version, buf.Bytes(), dict.Len())
 }
 
 // newInputs hashes the inputs and drops those already ingested; keptBytes
@@ -871,6 +876,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 		prevN = prev.dict.Len()
 	}
 	datasetDomains := map[uint32]int64{}
+	fresh := make([]bool, len(names)) // a domain the previous version lacks
 	i, j := uint64(0), 0
 	for i < prevN || j < len(newDomains) {
 		var d string
@@ -904,6 +910,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 		default:
 			d = names[newDomains[j]]
 			bm = roaring.BitmapOf(dsOf[newDomains[j]]...)
+			fresh[newDomains[j]] = true
 			j++
 		}
 		for _, ds := range bm.ToArray() {
@@ -965,7 +972,7 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 	up := newUploader(ctx, o.Store, 8)
 	v.Postings = make([]catalog.PostingsShard, nShards)
 	parallel.ForEach(nShards, 4, func(s int) {
-		v.Postings[s], shardErrs[s] = buildShard(ctx, o.Store, up, prev, dir, s, byShard[s])
+		v.Postings[s], shardErrs[s] = buildShard(ctx, o.Store, up, prev, dir, s, byShard[s], func(sp batchSpan) (string, bool) { return names[sp.domain], fresh[sp.domain] })
 	})
 	if err := errors.Join(up.wait(), errors.Join(shardErrs...)); err != nil {
 		return catalog.Version{}, err
@@ -1036,7 +1043,13 @@ type batchSpan struct {
 // spans (sorted by key, file and row group) merged into the previous
 // version's shard, or that shard itself, by reference, when the batch has
 // none.
-func buildShard(ctx context.Context, st store.Store, up *uploader, prev *baseIndex, dir string, s int, spans []batchSpan) (catalog.PostingsShard, error) {
+// buildShard writes shard s of the new version: the batch's spans merged
+// into the previous version's shard. newDomain names a span's domain and
+// says whether the previous version lacks it: such a domain's key must not
+// be in the previous shard, or the postings would give one domain's URLs
+// to the other (keys are 64-bit hashes, and two domains can be made to
+// share one; a batch's own pairs are refused in buildVersion).
+func buildShard(ctx context.Context, st store.Store, up *uploader, prev *baseIndex, dir string, s int, spans []batchSpan, newDomain func(batchSpan) (string, bool)) (catalog.PostingsShard, error) {
 	if len(spans) == 0 && prev.has && s < len(prev.shards) {
 		return catalog.PostingsShard{Shard: s, Idx: prev.shards[s].idx, Dat: prev.shards[s].dat}, nil
 	}
@@ -1071,6 +1084,17 @@ func buildShard(ctx context.Context, st store.Store, up *uploader, prev *baseInd
 		pr, err := postings.Open(bytes.NewReader(pIdx), int64(len(pIdx)), bytes.NewReader(pDat), int64(len(pDat)))
 		if err != nil {
 			return catalog.PostingsShard{}, fmt.Errorf("postings shard %d: %w", s, err)
+		}
+		for i, sp := range spans {
+			name, isNew := newDomain(sp)
+			if !isNew || i > 0 && spans[i-1].k == sp.k {
+				continue
+			}
+			if es, err := pr.DatasetsOf(sp.k); err != nil {
+				return catalog.PostingsShard{}, fmt.Errorf("postings shard %d: %w", s, err)
+			} else if len(es) > 0 {
+				return catalog.PostingsShard{}, fmt.Errorf("domain key collision: %q shares postings key %d with a domain the index already holds; DHSI cannot index both (nothing was published)", name, sp.k)
+			}
 		}
 		br, err := postings.Open(bytes.NewReader(idxB), int64(len(idxB)), bytes.NewReader(datB), int64(len(datB)))
 		if err != nil {
