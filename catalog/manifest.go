@@ -84,7 +84,7 @@ type Version struct {
 	// Files of this version, relative to the store root.
 	DomainsDict string `json:"domains_dict"`
 	// D2DRoar is each domain's datasets (docs/format/dtdr.md). Versions
-	// written since 2026-11 have none: the membership is kept once, in
+	// written since 2026-11-28 have none: the membership is kept once, in
 	// DatasetToDomainsRoar.
 	D2DRoar string `json:"d2d_roar,omitempty"`
 	// DatasetToDomainsRoar is each dataset's domains (docs/format/dsdr.md).

@@ -8,7 +8,7 @@
 //
 //	V1. Every object the version references exists (domains dictionary,
 //	    dataset→domains bitmaps, or domain→datasets bitmaps in a version
-//	    written before 2026-11, or both; postings, files.tsv,
+//	    written before 2026-11-28, or both; postings, files.tsv,
 //	    datasets.json, sources.json, every Parquet file of files.tsv). A
 //	    version that names neither membership file is a warning: readers
 //	    build it from the postings.
@@ -255,9 +255,9 @@ func (r *run) version(v catalog.Version) {
 	if v.D2DRoar == "" && v.DatasetToDomainsRoar == "" {
 		// a release before dataset_to_domains.roar rewrote the manifest of
 		// a version that had only it: readers build it from the postings
-		r.rep.Warnings = append(r.rep.Warnings, Finding{catalog.ManifestKey, fmt.Sprintf("version %s names no membership file (its manifest entry was rewritten by a release before 2026-11?): readers build it from the postings; the next ingest writes it", v.Version)})
+		r.rep.Warnings = append(r.rep.Warnings, Finding{catalog.ManifestKey, fmt.Sprintf("version %s names no membership file (its manifest entry was rewritten by a release before 2026-11-28?): readers build it from the postings; the next ingest writes it", v.Version)})
 	}
-	var membership *dtdr.Reader // versions written before 2026-11
+	var membership *dtdr.Reader // versions written before 2026-11-28
 	if v.D2DRoar != "" {
 		if b := r.read(v.D2DRoar, "domain→datasets bitmaps"); b != nil {
 			d, err := dtdr.Open(bytes.NewReader(b), int64(len(b)))
@@ -423,7 +423,8 @@ func (r *run) version(v catalog.Version) {
 		if file == nil { // a version with the older file only
 			var b bytes.Buffer
 			if err := dsdr.Transpose(&b, membership, registryIDs(registry)); err != nil {
-				return // reported above when the version had both
+				r.problem(v.D2DRoar, "%v", err) // e.g. a dataset the registry lacks
+				return
 			}
 			key = v.D2DRoar
 			var err error

@@ -404,7 +404,7 @@ func TestDatasetDomains(t *testing.T) {
 // entry names no dataset_to_domains_roar, or names one that is gone, is
 // answered all the same: the server builds it in memory on first use from
 // the postings (a version with domain_to_datasets.roar, written before
-// 2026-11, from that: TestPreviousReleaseStore), and says so in its log.
+// 2026-11-28, from that: TestPreviousReleaseStore), and says so in its log.
 func TestDatasetDomainsWithoutTheObject(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -16,6 +16,7 @@ import (
 	"github.com/dhsi/dhsi/catalog"
 	"github.com/dhsi/dhsi/compiler"
 	"github.com/dhsi/dhsi/index/dsdr"
+	"github.com/dhsi/dhsi/index/dtdr"
 	"github.com/dhsi/dhsi/index/files"
 	"github.com/dhsi/dhsi/records"
 	"github.com/dhsi/dhsi/shard"
@@ -346,5 +347,63 @@ func putAndCompact(t *testing.T, dir string, domains ...string) {
 	}
 	if code := run(ctx, []string{"compact", "--store", dir, "--all"}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("compact exit %d", code)
+	}
+}
+
+// TestVerifyHoldsAnOlderMembershipFileToThePostings: in a version written
+// before 2026-11-28, which has domain_to_datasets.roar and no reverse, a pair
+// the postings and the registry lack (domain 0 in dataset 99) is a
+// problem naming that file; verify reported nothing, and the next ingest
+// failed on it (a review, stop 42).
+func TestVerifyHoldsAnOlderMembershipFileToThePostings(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "store")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "testdata", "stores", "previous-release"))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.ReadManifest(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := m.Current()
+	if cur.D2DRoar == "" || cur.DatasetToDomainsRoar != "" {
+		t.Fatalf("the fixture's version has d2d_roar %q and dataset_to_domains_roar %q", cur.D2DRoar, cur.DatasetToDomainsRoar)
+	}
+	path := filepath.Join(dir, cur.D2DRoar)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := dtdr.Open(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := dtdr.NewWriter(&out, r.Len())
+	for d := range r.Len() {
+		bm, err := r.Get(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d == 0 {
+			bm.Add(99)
+		}
+		if err := w.Add(d, bm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var report strings.Builder
+	if code := run(ctx, []string{"verify", "--store", dir}, &report, io.Discard); code == 0 || !strings.Contains(report.String(), cur.D2DRoar) || !strings.Contains(report.String(), "99") {
+		t.Fatalf("verify: exit %d\n%s", code, report.String())
 	}
 }

@@ -1,5 +1,5 @@
 // Package dsdr owns dataset_to_domains.roar, an index version's membership
-// (since 2026-11 its only one; older versions also have index/dtdr's
+// (since 2026-11-28 its only one; older versions also have index/dtdr's
 // domain_to_datasets.roar, its transpose): for each dataset_id, the Roaring
 // bitmap of the domain_ids (positions in that version's dictionary) whose
 // URLs the dataset holds. It answers "every domain of a dataset" and set

@@ -3,7 +3,7 @@
 // include that domain. The layout is design §2.2 B, specified in
 // docs/format/dtdr.md.
 //
-// Index versions written since 2026-11 have no such file (their membership
+// Index versions written since 2026-11-28 have no such file (their membership
 // is dataset_to_domains.roar alone, index/dsdr); this package reads the
 // files of older versions, and its writer stays for tests and tools.
 //
