@@ -37,17 +37,7 @@ func TestDomainKeyCollisionIsRefused(t *testing.T) {
 	fileB := file("b.txt", "http://"+b+"/b1\nhttp://example.org/y\n")
 	both := file("both.txt", "http://"+a+"/a1\nhttp://"+b+"/b1\n")
 	store := filepath.Join(dir, "store")
-	current := func() string {
-		st, err := localfs.Open(store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := catalog.ReadManifest(ctx, st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m.CurrentVersion
-	}
+	current := func() string { return localManifest(t, store).CurrentVersion }
 	refused := func(what string, args ...string) {
 		t.Helper()
 		before := current()
@@ -75,4 +65,18 @@ func TestDomainKeyCollisionIsRefused(t *testing.T) {
 	if n := one[int64](t, c, "SELECT count(*) FROM urls WHERE domain = $1", b); n != 0 {
 		t.Fatalf("%s has %d URLs, want none", b, n)
 	}
+}
+
+// localManifest reads the manifest of the local store in dir.
+func localManifest(t *testing.T, dir string) *catalog.Manifest {
+	t.Helper()
+	st, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.ReadManifest(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

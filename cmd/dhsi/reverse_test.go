@@ -342,14 +342,7 @@ func TestDatasetDomains(t *testing.T) {
 	})
 
 	t.Run("the object is the version's only membership file and holds the postings' pairs", func(t *testing.T) {
-		st, err := localfs.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		man, err := catalog.ReadManifest(ctx, st)
-		if err != nil {
-			t.Fatal(err)
-		}
+		man := localManifest(t, dir)
 		for _, v := range man.Versions {
 			if v.DatasetToDomainsRoar == "" || v.D2DRoar != "" {
 				t.Fatalf("version %s: dataset_to_domains_roar %q, d2d_roar %q: want only the first", v.Version, v.DatasetToDomainsRoar, v.D2DRoar)

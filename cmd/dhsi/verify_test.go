@@ -47,14 +47,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 		t.Fatalf("a sound store: exit %d\n%s", code, out)
 	}
 
-	st, err := localfs.Open(sound)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := catalog.ReadManifest(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := localManifest(t, sound)
 	cur, _ := m.Current()
 	regBytes, err := os.ReadFile(filepath.Join(sound, cur.FilesTSV))
 	if err != nil {
@@ -361,15 +354,7 @@ func TestVerifyHoldsAnOlderMembershipFileToThePostings(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "testdata", "stores", "previous-release"))); err != nil {
 		t.Fatal(err)
 	}
-	st, err := localfs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := catalog.ReadManifest(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, _ := m.Current()
+	cur, _ := localManifest(t, dir).Current()
 	if cur.D2DRoar == "" || cur.DatasetToDomainsRoar != "" {
 		t.Fatalf("the fixture's version has d2d_roar %q and dataset_to_domains_roar %q", cur.D2DRoar, cur.DatasetToDomainsRoar)
 	}
