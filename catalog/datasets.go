@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -73,6 +74,17 @@ func ValidateDatasetName(name string) error {
 		return fmt.Errorf("dataset name %q: want 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil
+}
+
+// IDs lists the registry's dataset ids, increasing: the entries a
+// version's dataset_to_domains.roar has (dsdr S1).
+func (d *Datasets) IDs() []uint32 {
+	ids := make([]uint32, 0, len(d.Datasets))
+	for _, ds := range d.Datasets {
+		ids = append(ids, ds.ID)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // ByID finds a dataset.

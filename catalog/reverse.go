@@ -70,19 +70,10 @@ func (s *Snapshot) checkReverse(r *dsdr.Reader) error {
 	if r.Len() != s.dict.Len() {
 		return fmt.Errorf("%w: %d domains, the dictionary has %d", dsdr.ErrCorrupt, r.Len(), s.dict.Len())
 	}
-	if got, want := r.Datasets(), s.registryIDs(); !slices.Equal(got, want) {
+	if got, want := r.Datasets(), s.Datasets.IDs(); !slices.Equal(got, want) {
 		return fmt.Errorf("%w: datasets %v, the registry has %v", dsdr.ErrCorrupt, got, want)
 	}
 	return nil
-}
-
-func (s *Snapshot) registryIDs() []uint32 {
-	ids := make([]uint32, 0, len(s.Datasets.Datasets))
-	for _, d := range s.Datasets.Datasets {
-		ids = append(ids, d.ID)
-	}
-	slices.Sort(ids)
-	return ids
 }
 
 // reverseReader returns the snapshot's dataset→domains reader, building
@@ -146,7 +137,7 @@ func (s *Snapshot) transposeMembership(ctx context.Context) ([]byte, error) {
 				}
 			}
 		}
-		err = t.Write(&buf, s.registryIDs())
+		err = t.Write(&buf, s.Datasets.IDs())
 		return buf.Bytes(), err
 	}
 	body, _, err := store.ReadAll(ctx, s.x.st, s.Version.D2DRoar)
@@ -160,7 +151,7 @@ func (s *Snapshot) transposeMembership(ctx context.Context) ([]byte, error) {
 	if m.Len() != s.dict.Len() {
 		return nil, fmt.Errorf("%w: %d domains, the dictionary has %d", dtdr.ErrCorrupt, m.Len(), s.dict.Len())
 	}
-	if err := dsdr.Transpose(&buf, ctxMembership{ctx, m}, s.registryIDs()); err != nil {
+	if err := dsdr.Transpose(&buf, ctxMembership{ctx, m}, s.Datasets.IDs()); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -703,12 +703,8 @@ func membershipFromPostings(ctx context.Context, st store.Store, v catalog.Versi
 			}
 		}
 	}
-	ids := make([]uint32, 0, len(registry.Datasets))
-	for _, d := range registry.Datasets {
-		ids = append(ids, d.ID)
-	}
 	var buf bytes.Buffer
-	if err := t.Write(&buf, ids); err != nil {
+	if err := t.Write(&buf, registry.IDs()); err != nil {
 		return nil, err
 	}
 	return byDomain("the postings of "+v.Version, buf.Bytes(), dict.Len())
@@ -948,12 +944,8 @@ func buildVersion(ctx context.Context, o Options, prev *baseIndex, datasets *cat
 			return catalog.Version{}, err
 		}
 	}
-	registry := make([]uint32, 0, len(datasets.Datasets))
-	for _, d := range datasets.Datasets {
-		registry = append(registry, d.ID)
-	}
 	var ds2dBuf bytes.Buffer
-	if err := tr.Write(&ds2dBuf, registry); err != nil {
+	if err := tr.Write(&ds2dBuf, datasets.IDs()); err != nil {
 		return catalog.Version{}, fmt.Errorf("dataset→domains: %w", err)
 	}
 

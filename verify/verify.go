@@ -183,8 +183,8 @@ func (r *run) reverse(v catalog.Version, registry *catalog.Datasets) *dsdr.Reade
 	if registry == nil {
 		return rd // its own problem is reported
 	}
-	if got := rd.Datasets(); !slices.Equal(got, registryIDs(registry)) {
-		r.problem(key, "datasets %v, %s has %v", got, v.DatasetsJSON, registryIDs(registry))
+	if got := rd.Datasets(); !slices.Equal(got, registry.IDs()) {
+		r.problem(key, "datasets %v, %s has %v", got, v.DatasetsJSON, registry.IDs())
 		return nil
 	}
 	for _, d := range registry.Datasets {
@@ -212,7 +212,7 @@ func (r *run) sameMembership(key string, file *dsdr.Reader, from string, want []
 		r.problem(key, "%d domains, %s has %d", file.Len(), from, w.Len())
 		return
 	}
-	for _, id := range registryIDs(registry) {
+	for _, id := range registry.IDs() {
 		got, _, err1 := file.Get(id)
 		exp, _, err2 := w.Get(id)
 		if err := errors.Join(err1, err2); err != nil {
@@ -224,15 +224,6 @@ func (r *run) sameMembership(key string, file *dsdr.Reader, from string, want []
 			return
 		}
 	}
-}
-
-func registryIDs(registry *catalog.Datasets) []uint32 {
-	ids := make([]uint32, 0, len(registry.Datasets))
-	for _, d := range registry.Datasets {
-		ids = append(ids, d.ID)
-	}
-	slices.Sort(ids)
-	return ids
 }
 
 func (r *run) version(v catalog.Version) {
@@ -286,7 +277,7 @@ func (r *run) version(v catalog.Version) {
 	}
 	if reverse != nil && membership != nil && registry != nil {
 		var want bytes.Buffer
-		if err := dsdr.Transpose(&want, membership, registryIDs(registry)); err != nil {
+		if err := dsdr.Transpose(&want, membership, registry.IDs()); err != nil {
 			r.problem(v.D2DRoar, "%v", err)
 		} else {
 			r.sameMembership(v.DatasetToDomainsRoar, reverse, v.D2DRoar, want.Bytes(), registry)
@@ -422,7 +413,7 @@ func (r *run) version(v catalog.Version) {
 		key, file := v.DatasetToDomainsRoar, reverse
 		if file == nil { // a version with the older file only
 			var b bytes.Buffer
-			if err := dsdr.Transpose(&b, membership, registryIDs(registry)); err != nil {
+			if err := dsdr.Transpose(&b, membership, registry.IDs()); err != nil {
 				r.problem(v.D2DRoar, "%v", err) // e.g. a dataset the registry lacks
 				return
 			}
@@ -434,7 +425,7 @@ func (r *run) version(v catalog.Version) {
 			}
 		}
 		var want bytes.Buffer
-		if err := pairs.Write(&want, registryIDs(registry)); err != nil {
+		if err := pairs.Write(&want, registry.IDs()); err != nil {
 			r.problem(key, "the postings: %v", err)
 			return
 		}
