@@ -125,16 +125,8 @@ func (s *Snapshot) transposeMembership(ctx context.Context) ([]byte, error) {
 			return nil, err
 		}
 		for _, r := range s.shards {
-			for e, err := range r.All() {
-				if err == nil {
-					err = t.Add(e)
-				}
-				if err == nil {
-					err = ctx.Err()
-				}
-				if err != nil {
-					return nil, err
-				}
+			if err := t.AddShard(ctx, r); err != nil {
+				return nil, err
 			}
 		}
 		err = t.Write(&buf, s.Datasets.IDs())
@@ -200,6 +192,22 @@ func (t *PostingsTranspose) Add(e postings.Entry) error {
 		return fmt.Errorf("%w: postings entry of domain key %d (dataset %d) names no domain of the dictionary", postings.ErrCorrupt, e.DomainID, e.DatasetID)
 	}
 	return t.AddPair(uint64(id), e.DatasetID)
+}
+
+// AddShard adds every entry of a postings shard, stopping when ctx ends.
+func (t *PostingsTranspose) AddShard(ctx context.Context, r *postings.Reader) error {
+	for e, err := range r.All() {
+		if err == nil {
+			err = t.Add(e)
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ctxMembership stops a transpose when its query is cancelled.

@@ -682,25 +682,12 @@ func membershipFromPostings(ctx context.Context, st store.Store, v catalog.Versi
 		return nil, err
 	}
 	for _, p := range v.Postings {
-		idx, _, err := store.ReadAll(ctx, st, p.Idx)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p.Idx, err)
+		r, err := openShard(ctx, st, shardFiles{idx: p.Idx, dat: p.Dat})
+		if err == nil {
+			err = t.AddShard(ctx, r)
 		}
-		dat, _, err := store.ReadAll(ctx, st, p.Dat)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p.Dat, err)
-		}
-		r, err := postings.Open(bytes.NewReader(idx), int64(len(idx)), bytes.NewReader(dat), int64(len(dat)))
 		if err != nil {
 			return nil, fmt.Errorf("postings shard %d: %w", p.Shard, err)
-		}
-		for e, err := range r.All() {
-			if err == nil {
-				err = t.Add(e)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("postings shard %d: %w", p.Shard, err)
-			}
 		}
 	}
 	var buf bytes.Buffer
@@ -1065,15 +1052,7 @@ func buildShard(ctx context.Context, st store.Store, up *uploader, prev *baseInd
 	idxB, datB := bIdx.Bytes(), bDat.Bytes()
 	if prev.has && s < len(prev.shards) {
 		// merge with the previous version's shard
-		pIdx, _, err := store.ReadAll(ctx, st, prev.shards[s].idx)
-		if err != nil {
-			return catalog.PostingsShard{}, err
-		}
-		pDat, _, err := store.ReadAll(ctx, st, prev.shards[s].dat)
-		if err != nil {
-			return catalog.PostingsShard{}, err
-		}
-		pr, err := postings.Open(bytes.NewReader(pIdx), int64(len(pIdx)), bytes.NewReader(pDat), int64(len(pDat)))
+		pr, err := openShard(ctx, st, prev.shards[s])
 		if err != nil {
 			return catalog.PostingsShard{}, fmt.Errorf("postings shard %d: %w", s, err)
 		}
@@ -1107,6 +1086,19 @@ func buildShard(ctx context.Context, st store.Store, up *uploader, prev *baseInd
 		return ps, err
 	}
 	return ps, up.put(ps.Dat, datB)
+}
+
+// openShard reads a postings shard's two files whole and opens them.
+func openShard(ctx context.Context, st store.Store, f shardFiles) (*postings.Reader, error) {
+	idx, _, err := store.ReadAll(ctx, st, f.idx)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.idx, err)
+	}
+	dat, _, err := store.ReadAll(ctx, st, f.dat)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.dat, err)
+	}
+	return postings.Open(bytes.NewReader(idx), int64(len(idx)), bytes.NewReader(dat), int64(len(dat)))
 }
 
 func pslMode(n *urlnorm.Normalizer) string {
