@@ -617,9 +617,6 @@ func loadBase(ctx context.Context, st store.Store, m *catalog.Manifest) (*baseIn
 	if b.membership, err = loadMembership(ctx, st, v, b.dict, b.datasets); err != nil {
 		return nil, err
 	}
-	if b.membership.Len() != b.dict.Len() {
-		return nil, fmt.Errorf("index version %s: its membership holds %d domains, its dictionary %d", v.Version, b.membership.Len(), b.dict.Len())
-	}
 	for _, p := range v.Postings {
 		b.shards = append(b.shards, shardFiles{idx: p.Idx, dat: p.Dat})
 	}
@@ -631,7 +628,8 @@ func loadBase(ctx context.Context, st store.Store, m *catalog.Manifest) (*baseIn
 // before that file (or before it became the only one), its
 // domain_to_datasets.roar. A version that has lost its only membership
 // file (gc by a release that did not know it) has it rebuilt from its
-// postings, as the server does (catalog.PostingsTranspose).
+// postings, as the server does (catalog.PostingsTranspose). Whichever it
+// comes from, it holds as many domains as dict.
 func loadMembership(ctx context.Context, st store.Store, v catalog.Version, dict *domaindict.Dict, registry *catalog.Datasets) (dsdr.Membership, error) {
 	if key := v.DatasetToDomainsRoar; key != "" {
 		body, _, err := store.ReadAll(ctx, st, key)
@@ -652,6 +650,9 @@ func loadMembership(ctx context.Context, st store.Store, v catalog.Version, dict
 	m, err := dtdr.OpenWith(bytes.NewReader(body), int64(len(body)), dtdr.Options{LoadIndex: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v.D2DRoar, err)
+	}
+	if m.Len() != dict.Len() { // byDomain and the postings check their own
+		return nil, fmt.Errorf("%s: %w: %d domains, the dictionary has %d", v.D2DRoar, dtdr.ErrCorrupt, m.Len(), dict.Len())
 	}
 	return m, nil
 }
@@ -1021,13 +1022,11 @@ type batchSpan struct {
 // buildShard writes postings shard s of the new version: the batch's
 // spans (sorted by key, file and row group) merged into the previous
 // version's shard, or that shard itself, by reference, when the batch has
-// none.
-// buildShard writes shard s of the new version: the batch's spans merged
-// into the previous version's shard. newDomain names a span's domain and
-// says whether the previous version lacks it: such a domain's key must not
-// be in the previous shard, or the postings would give one domain's URLs
-// to the other (keys are 64-bit hashes, and two domains can be made to
-// share one; a batch's own pairs are refused in buildVersion).
+// none. newDomain names a span's domain and says whether the previous
+// version lacks it: such a domain's key must not be in the previous shard,
+// or the postings would give one domain's URLs to the other (keys are
+// 64-bit hashes, and two domains can be made to share one; a batch's own
+// pairs are refused in buildVersion).
 func buildShard(ctx context.Context, st store.Store, up *uploader, prev *baseIndex, dir string, s int, spans []batchSpan, newDomain func(batchSpan) (string, bool)) (catalog.PostingsShard, error) {
 	if len(spans) == 0 && prev.has && s < len(prev.shards) {
 		return catalog.PostingsShard{Shard: s, Idx: prev.shards[s].idx, Dat: prev.shards[s].dat}, nil
