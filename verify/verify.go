@@ -200,14 +200,18 @@ func (r *run) reverse(v catalog.Version, registry *catalog.Datasets) *dsdr.Reade
 	return rd
 }
 
-// sameMembership reports where file (named key) and want (the transpose of
-// from) differ: each dataset's domains must be equal.
-func (r *run) sameMembership(key string, file *dsdr.Reader, from string, want []byte, registry *catalog.Datasets) {
-	w, err := dsdr.Open(bytes.NewReader(want), int64(len(want)))
-	if err != nil {
-		r.problem(key, "transposed from %s: %v", from, err)
-		return
+// transposed writes a dataset→domains file with write and opens it.
+func transposed(write func(io.Writer) error) (*dsdr.Reader, error) {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return nil, err
 	}
+	return dsdr.Open(bytes.NewReader(b.Bytes()), int64(b.Len()))
+}
+
+// sameMembership reports where file (named key) and w (the file from
+// implies) differ: each dataset's domains must be equal.
+func (r *run) sameMembership(key string, file *dsdr.Reader, from string, w *dsdr.Reader, registry *catalog.Datasets) {
 	if file.Len() != w.Len() {
 		r.problem(key, "%d domains, %s has %d", file.Len(), from, w.Len())
 		return
@@ -275,17 +279,21 @@ func (r *run) version(v catalog.Version) {
 	if v.DatasetToDomainsRoar != "" { // V5 (versions before it have none)
 		reverse = r.reverse(v, registry)
 	}
-	if reverse != nil && membership != nil && registry != nil {
-		var want bytes.Buffer
-		if err := dsdr.Transpose(&want, membership, registry.IDs()); err != nil {
-			r.problem(v.D2DRoar, "%v", err)
-		} else {
-			r.sameMembership(v.DatasetToDomainsRoar, reverse, v.D2DRoar, want.Bytes(), registry)
+	// the older file as the dataset→domains file it implies, transposed
+	// once for both checks below
+	var older *dsdr.Reader
+	if membership != nil && registry != nil {
+		var err error
+		if older, err = transposed(func(w io.Writer) error { return dsdr.Transpose(w, membership, registry.IDs()) }); err != nil {
+			r.problem(v.D2DRoar, "%v", err) // e.g. a dataset the registry lacks
 		}
+	}
+	if reverse != nil && older != nil {
+		r.sameMembership(v.DatasetToDomainsRoar, reverse, v.D2DRoar, older, registry)
 	}
 	// the pairs of the postings, to hold the membership to (V5)
 	var pairs *catalog.PostingsTranspose
-	if dict != nil && registry != nil && (reverse != nil || membership != nil) {
+	if dict != nil && registry != nil && (reverse != nil || older != nil) {
 		var err error
 		if pairs, err = catalog.NewPostingsTranspose(r.ctx, dict); err != nil {
 			r.problem(v.DomainsDict, "%v", err)
@@ -412,24 +420,14 @@ func (r *run) version(v catalog.Version) {
 	if postingsOK && pairs != nil {
 		key, file := v.DatasetToDomainsRoar, reverse
 		if file == nil { // a version with the older file only
-			var b bytes.Buffer
-			if err := dsdr.Transpose(&b, membership, registry.IDs()); err != nil {
-				r.problem(v.D2DRoar, "%v", err) // e.g. a dataset the registry lacks
-				return
-			}
-			key = v.D2DRoar
-			var err error
-			if file, err = dsdr.Open(bytes.NewReader(b.Bytes()), int64(b.Len())); err != nil {
-				r.problem(key, "transposed: %v", err)
-				return
-			}
+			key, file = v.D2DRoar, older
 		}
-		var want bytes.Buffer
-		if err := pairs.Write(&want, registry.IDs()); err != nil {
+		want, err := transposed(func(w io.Writer) error { return pairs.Write(w, registry.IDs()) })
+		if err != nil {
 			r.problem(key, "the postings: %v", err)
 			return
 		}
-		r.sameMembership(key, file, "the postings", want.Bytes(), registry)
+		r.sameMembership(key, file, "the postings", want, registry)
 	}
 }
 
