@@ -365,6 +365,12 @@ func openV2(r io.ReaderAt, size int64, o Options, hash hashFunc, ftr []byte) (*D
 	return d, nil
 }
 
+// tableRow is one entry of the lookup table (D3).
+type tableRow struct {
+	h  uint64
+	id uint32
+}
+
 // sortTable returns a table ordered by (hash, id) (D3): rows placed by the
 // top bits of their hash, about two a bucket as buildDir has them, then
 // each bucket sorted. A sort of the whole table took most of a version-2
