@@ -232,25 +232,7 @@ func TestPreparedStatementsAreBounded(t *testing.T) {
 func TestTerminateEndsASessionBlockedWritingToItsClient(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
-	conn, err := net.Dial("tcp", net.JoinHostPort(s.host, strconv.Itoa(s.port)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fe := pgproto3.NewFrontend(conn, conn)
-	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "slow", "database": "dhsi"}})
-	if err := fe.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		msg, err := fe.Receive()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
-			break
-		}
-	}
+	fe := s.rawAs(t, "slow").fe
 	// ~200 MB of rows, of which the client reads none
 	fe.Send(&pgproto3.Query{String: "SELECT repeat('x', 1000) AS pad FROM range(200000)"})
 	if err := fe.Flush(); err != nil {

@@ -28,6 +28,12 @@ type rawClient struct {
 
 func (s *testServer) raw(t testing.TB) *rawClient {
 	t.Helper()
+	return s.rawAs(t, "raw")
+}
+
+// rawAs is raw as user.
+func (s *testServer) rawAs(t testing.TB, user string) *rawClient {
+	t.Helper()
 	c, err := net.Dial("tcp", net.JoinHostPort(s.host, fmt.Sprint(s.port)))
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +42,7 @@ func (s *testServer) raw(t testing.TB) *rawClient {
 	rc := &rawClient{t: t, conn: c, fe: pgproto3.NewFrontend(c, c)}
 	rc.fe.Send(&pgproto3.StartupMessage{
 		ProtocolVersion: pgproto3.ProtocolVersionNumber,
-		Parameters:      map[string]string{"user": "raw", "database": "dhsi"},
+		Parameters:      map[string]string{"user": user, "database": "dhsi"},
 	})
 	got := rc.roundTrip()
 	if got[len(got)-1] != "ReadyForQuery I" {
