@@ -24,8 +24,15 @@ import (
 // expression, a subquery) goes through DuckDB's table function of the
 // same name — which must call the same Run, so the two paths answer alike.
 type NativeFunction struct {
-	Args    []duckdb.Type // argument types (VARCHAR, INTEGER, BIGINT)
-	Columns []NativeColumn
+	Args []duckdb.Type // argument types (VARCHAR, INTEGER, BIGINT)
+	// DescribeArgs, when set, are the types its $n arguments are described
+	// as to a client, where they differ from Args. urls_by_domain_dataset
+	// takes dataset_id as a BIGINT, so that any integer a client binds
+	// (JDBC's setLong) finds the rows the WHERE it stands for finds (none
+	// past INTEGER's range, not 22003), but its $n is described as the
+	// column's INTEGER, as the scan's is.
+	DescribeArgs []duckdb.Type
+	Columns      []NativeColumn
 	// Run computes the rows; values are the Go types DuckDB would return
 	// (string, int32, int64, uint64, time.Time, nil).
 	Run func(ctx context.Context, args []any) ([][]any, error)
@@ -137,7 +144,7 @@ func (c *nativeCall) paramOIDs() (oids map[int]uint32, agree bool) {
 		oids[a.param] = paramOIDOf(t)
 	}
 	for i, a := range c.args {
-		use(a, c.fn.Args[i])
+		use(a, c.fn.describedArg(i))
 	}
 	for _, cond := range c.conds() {
 		for _, a := range cond.args() {
@@ -245,6 +252,14 @@ func matchProjection(list []pgsql.Token, scope *nativeScope, keywords map[string
 		}
 	}
 	return proj, len(proj) > 0
+}
+
+// describedArg is the type argument i is described as (DescribeArgs).
+func (fn NativeFunction) describedArg(i int) duckdb.Type {
+	if i < len(fn.DescribeArgs) {
+		return fn.DescribeArgs[i]
+	}
+	return fn.Args[i]
 }
 
 // conds are the call's conditions: its WHERE's, then its HAVING's.

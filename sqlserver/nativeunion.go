@@ -137,6 +137,9 @@ func unionFunctions(fn NativeFunction, branches []unionBranch) NativeFunction {
 	}
 	for range branches {
 		u.Args = append(u.Args, fn.Args...)
+		if fn.DescribeArgs != nil {
+			u.DescribeArgs = append(u.DescribeArgs, fn.DescribeArgs...)
+		}
 	}
 	// live lists the branches whose rows the union holds for args (U1)
 	live := func(args []any) [][]any {

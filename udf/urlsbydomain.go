@@ -3,6 +3,7 @@ package udf
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -67,7 +68,11 @@ var urlsViewColumns = []struct {
 func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo, narrow bool) duckdb.ChunkTableFunction {
 	args := []duckdb.TypeInfo{t(duckdb.TYPE_VARCHAR)}
 	if narrow {
-		args = append(args, t(duckdb.TYPE_INTEGER))
+		// BIGINT, not the column's INTEGER: DuckDB widens an INTEGER
+		// argument but never narrows, and a BIGINT $n (JDBC's setLong)
+		// failed to bind (42883) where the scan compares it; past
+		// INTEGER's range it finds no row, as the scan does
+		args = append(args, t(duckdb.TYPE_BIGINT))
 	}
 	lakeCols := make([]duckdb.ColumnInfo, len(urlsViewColumns))
 	for i, c := range urlsViewColumns {
@@ -83,8 +88,8 @@ func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo,
 			}
 			if narrow {
 				s.dataset = -2 // no dataset: a NULL
-				if id, ok := args[1].(int32); ok && id >= 0 {
-					s.dataset = int64(id)
+				if id, ok := args[1].(int64); ok && id >= 0 && id <= math.MaxInt32 {
+					s.dataset = id
 				}
 			}
 			return s, nil

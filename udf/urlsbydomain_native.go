@@ -2,6 +2,7 @@ package udf
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -61,8 +62,11 @@ func (f URLIndexFuncs) URLsByDomainNative(extra []ViewColumn, stale func() bool)
 	make1 := func(narrow bool) sqlserver.NativeFunction {
 		args := []duckdb.Type{duckdb.TYPE_VARCHAR}
 		cols := cols
+		var describe []duckdb.Type
 		if narrow {
-			args = append(args, duckdb.TYPE_INTEGER)
+			// BIGINT, described as the column's INTEGER (urlsByDomainFunction)
+			args = append(args, duckdb.TYPE_BIGINT)
+			describe = []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER}
 			// one dataset's runs: URLs strictly ascending (L1, L2), and
 			// their ids (NativeColumn.Unique: a join's key)
 			cols = slices.Clone(cols)
@@ -74,8 +78,9 @@ func (f URLIndexFuncs) URLsByDomainNative(extra []ViewColumn, stale func() bool)
 			return f.urlsByDomainRows(ctx, args, extra, used, narrow)
 		}
 		return sqlserver.NativeFunction{
-			Args:    args,
-			Columns: cols,
+			Args:         args,
+			DescribeArgs: describe,
+			Columns:      cols,
 			// the view's domain = NULL (or dataset_id = NULL) keeps no row
 			NullMeansNoRows: true,
 			RowsUsing:       rowsUsing,
@@ -120,9 +125,9 @@ func (f URLIndexFuncs) urlsByDomainRows(ctx context.Context, args []any, extra [
 	visible := f.visibility(ctx)
 	var ids []uint32
 	if narrow {
-		id, ok := args[1].(int32)
-		if !ok || id < 0 {
-			return nil, nil
+		id, ok := args[1].(int64)
+		if !ok || id < 0 || id > math.MaxInt32 {
+			return nil, nil // no dataset has that id: no row, as in the view
 		}
 		ids = []uint32{uint32(id)}
 	} else {

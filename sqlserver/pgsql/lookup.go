@@ -547,12 +547,12 @@ func isColumn(toks []Token, side []int, column string, names map[string]bool) bo
 }
 
 // valueTokens accepts one side of an equality as a lookup's argument: a
-// string literal (or, with number, an integer literal that fits the
-// functions' INTEGER) or $n, optionally cast to the argument's own type. A
-// cast to any other type would become the argument's type, and the
-// function of that signature does not exist (42883) or answers otherwise
-// than the scan (a BIGINT literal past INTEGER's range matches no row): the
-// statement is then left to scan.
+// string literal (or, with number, an integer literal that fits the narrow
+// function's BIGINT) or $n, optionally cast to a type the argument takes:
+// VARCHAR, or with number a signed integer type, which DuckDB widens to
+// BIGINT. A cast to any other type would become the argument's type, and
+// the function of that signature does not exist (42883): the statement is
+// then left to scan.
 func valueTokens(toks []Token, side []int, number bool) ([]Token, bool) {
 	if len(side) == 0 {
 		return nil, false
@@ -579,20 +579,22 @@ func valueTokens(toks []Token, side []int, number bool) ([]Token, bool) {
 	return out, true
 }
 
-// fitsInteger: text is an integer literal DuckDB types as INTEGER (digits,
-// with _ between them, within int32).
+// fitsInteger: text is an integer literal DuckDB types as an integer
+// (digits, with _ between them, within BIGINT).
 func fitsInteger(text string) bool {
-	n, err := strconv.ParseInt(strings.ReplaceAll(text, "_", ""), 10, 32)
+	n, err := strconv.ParseInt(strings.ReplaceAll(text, "_", ""), 10, 64)
 	return err == nil && n >= 0
 }
 
-// argumentCast: a cast to typ keeps a lookup argument of its own type,
-// VARCHAR or (number) INTEGER, under one of DuckDB's names for it.
+// argumentCast: a cast to typ keeps a lookup argument of a type its
+// function takes, VARCHAR or (number) a signed integer type, under one of
+// DuckDB's names for it.
 func argumentCast(typ string, number bool) bool {
 	switch strings.ToLower(typ) {
 	case "text", "varchar", "string":
 		return !number
-	case "int", "integer", "int4", "int32", "signed":
+	case "int", "integer", "int4", "int32", "signed", "bigint", "int8", "int64", "long",
+		"smallint", "int2", "int16", "short", "tinyint", "int1":
 		return number
 	}
 	return false

@@ -67,14 +67,19 @@ func TestPointLookupsNarrow(t *testing.T) {
 		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = id2",
 			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = id2"},
 		{"SELECT url FROM urls WHERE dataset_id = 3", ""},
-		// a cast to the argument's own type is kept; to another, or a
-		// number past INTEGER, the wider function or a scan answers
+		// a cast to a type the argument takes is kept (the narrow
+		// function's dataset_id is a BIGINT); to another, or a number
+		// past BIGINT, the wider function or a scan answers
 		{"SELECT url FROM urls WHERE domain = $1::VARCHAR AND dataset_id = $2::int4",
 			"SELECT url FROM urls_by_domain_dataset($1::VARCHAR, $2::int4) AS urls WHERE domain = $1::VARCHAR AND dataset_id = $2::int4"},
 		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 2::bigint",
-			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = 2::bigint"},
+			"SELECT url FROM urls_by_domain_dataset('a.org', 2::bigint) AS urls WHERE domain = 'a.org' AND dataset_id = 2::bigint"},
 		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 99999999999",
-			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = 99999999999"},
+			"SELECT url FROM urls_by_domain_dataset('a.org', 99999999999) AS urls WHERE domain = 'a.org' AND dataset_id = 99999999999"},
+		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 99999999999999999999",
+			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = 99999999999999999999"},
+		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 2::double",
+			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = 2::double"},
 		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 2_147_483_647",
 			"SELECT url FROM urls_by_domain_dataset('a.org', 2_147_483_647) AS urls WHERE domain = 'a.org' AND dataset_id = 2_147_483_647"},
 		{"SELECT url FROM urls WHERE domain = 'a.org'::blob", ""},
