@@ -58,6 +58,41 @@ func paramOIDOf(t duckdb.Type) uint32 {
 	return oidText
 }
 
+// asArgument is the bound value v of a $n that is a table function's
+// argument of type argOID (prepared.argOIDs), where the client declared
+// the $n another type: an int8 (JDBC's setLong), a varchar or a numeric
+// for an INTEGER argument. DuckDB's binder never narrows a value, so
+// domain_urls(VARCHAR, BIGINT, …) failed with 42883 where the native path,
+// which converts the value to the argument's type (convertArg, twinParams),
+// answered. This converts it too where it fits, so both paths answer
+// alike; a value that does not fit is left to DuckDB to refuse.
+func asArgument(v any, argOID uint32) any {
+	var n int64
+	switch x := v.(type) {
+	case string:
+		p, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return v
+		}
+		n = p
+	default:
+		p, ok := toInt64(v)
+		if !ok {
+			return v
+		}
+		n = p
+	}
+	switch argOID {
+	case oidInt4:
+		if n == int64(int32(n)) {
+			return int32(n)
+		}
+	case oidInt8:
+		return n
+	}
+	return v
+}
+
 // decodeParam turns one Bind parameter into a Go value duckdb-go binds.
 // Values whose DuckDB binding would lose information (dates, timestamps,
 // numerics) are passed as their canonical text and cast by DuckDB to the

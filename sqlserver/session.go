@@ -632,6 +632,9 @@ func (s *session) bind(m *pgproto3.Bind) error {
 		if err != nil {
 			return err
 		}
+		if arg, ok := p.argOIDs[i+1]; ok && arg != p.paramOIDs[i] && arg != oidText {
+			v = asArgument(v, arg)
+		}
 		if i < len(p.paramDuck) && (p.paramDuck[i] == duckdb.TYPE_LIST || p.paramDuck[i] == duckdb.TYPE_ARRAY) {
 			v = listParam(v)
 		}

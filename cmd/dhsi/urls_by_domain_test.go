@@ -203,6 +203,31 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 			t.Fatalf("%s: no rows for %s in datasets 1-3", q, domains[0])
 		}
 	}
+	// and a function's INTEGER argument declared int8, varchar or numeric
+	// answers through DuckDB (an expression in the select list) as it does
+	// natively: DuckDB found no domain_urls(VARCHAR, BIGINT, …) (42883)
+	for _, decl := range []struct {
+		oid    uint32
+		val    []byte
+		format int16
+	}{{20, int8(1), 1}, {1043, []byte("1"), 0}, {1700, []byte("1"), 0}} {
+		var got [2]string
+		for k, q := range []string{"SELECT url FROM domain_urls($1, $2, 0, 10)", "SELECT url, length(url) FROM domain_urls($1, $2, 0, 10)"} {
+			if _, err := cn.PgConn().Prepare(ctx, "", q, []uint32{25, decl.oid}); err != nil {
+				t.Fatal(err)
+			}
+			r := cn.PgConn().ExecPrepared(ctx, "", [][]byte{[]byte(domains[0]), decl.val}, []int16{0, decl.format}, nil).Read()
+			if r.Err != nil {
+				t.Fatalf("%s with $2 declared as OID %d: %v", q, decl.oid, r.Err)
+			}
+			for _, row := range r.Rows {
+				got[k] += string(row[0]) + "\n"
+			}
+		}
+		if got[0] != got[1] {
+			t.Fatalf("domain_urls with $2 declared as OID %d:\nnatively %q\nDuckDB   %q", decl.oid, got[0], got[1])
+		}
+	}
 	// a literal, through the simple protocol, and a NULL parameter
 	var n, m int64
 	if err := cn.QueryRow(ctx, "SELECT count(*) FROM urls WHERE domain = 'iana.org'", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n == 0 {
