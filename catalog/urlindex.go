@@ -42,6 +42,7 @@ type URLIndex struct {
 	cache   *blockCache
 	readers *readerCache
 	rows    *rowCache
+	answers *datasetsCache // domain_datasets answers (answercache.go)
 
 	mu  sync.Mutex // serialises Refresh
 	cur atomic.Pointer[Snapshot]
@@ -75,7 +76,9 @@ type URLIndexOptions struct {
 	// in memory (S3 stores; 0: none, DefaultBlockCacheBytes is the
 	// server's default).
 	BlockCacheBytes int64
-	// RowCacheBytes bounds the decoded rows of hot domains (0: none).
+	// RowCacheBytes bounds what is kept of hot domains (0: nothing): their
+	// decoded rows, and in a sixteenth of it their domain_datasets answers
+	// (datasetsCacheShare).
 	RowCacheBytes int64
 	Log           *slog.Logger
 }
@@ -92,7 +95,9 @@ func OpenURLIndexWith(ctx context.Context, st store.Store, o URLIndexOptions) (*
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &URLIndex{st: st, log: log, cache: newBlockCache(o.BlockCacheBytes), readers: newReaderCache(maxOpenReaders), rows: newRowCache(o.RowCacheBytes)}
+	answerBytes := o.RowCacheBytes / datasetsCacheShare
+	x := &URLIndex{st: st, log: log, cache: newBlockCache(o.BlockCacheBytes), readers: newReaderCache(maxOpenReaders),
+		rows: newRowCache(o.RowCacheBytes - answerBytes), answers: newDatasetsCache(answerBytes)}
 	if lp, ok := st.(LocalPather); ok {
 		x.local = lp.LocalPath
 	}
@@ -224,11 +229,31 @@ func (s *Snapshot) holds(domain string) (bool, error) {
 }
 
 // DomainDatasets answers Q1: the datasets that contain domain, with exact
-// URL counts, by dataset id.
+// URL counts, by dataset id. The slice may be shared with other callers
+// (C1): read it, never modify it.
 func (s *Snapshot) DomainDatasets(domain string) ([]DatasetCount, error) {
 	if s.empty || len(s.shards) == 0 {
 		return nil, nil
 	}
+	var answers *datasetsCache
+	if s.x != nil {
+		answers = s.x.answers
+	}
+	key := datasetsKey{version: s.Version.Version, domain: domain}
+	if got, ok := answers.Get(key); ok {
+		return got, nil
+	}
+	out, err := s.domainDatasets(domain)
+	if err != nil {
+		return nil, err
+	}
+	out, _ = answers.Put(key, out)
+	return out, nil
+}
+
+// domainDatasets is DomainDatasets read from the postings and the
+// dictionary.
+func (s *Snapshot) domainDatasets(domain string) ([]DatasetCount, error) {
 	k := DomainKey(domain)
 	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
 	es, err := r.DatasetCountsOf(k)
@@ -955,9 +980,10 @@ func (s *Snapshot) DatasetFilePaths(keep func(datasetID uint32) bool) []string {
 }
 
 // CacheStats reports the URL index's caches: remote blocks (bytes), open
-// lake readers (entries) and decoded rows (bytes).
+// lake readers (entries), decoded rows and domain_datasets answers
+// (bytes).
 func (x *URLIndex) CacheStats() []CacheStats {
-	out := []CacheStats{x.cache.Stats("block"), x.rows.Stats("row")}
+	out := []CacheStats{x.cache.Stats("block"), x.rows.Stats("row"), x.answers.Stats("datasets")}
 	if x.readers != nil {
 		out = append(out, x.readers.c.Stats("reader"))
 	} else {

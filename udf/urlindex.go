@@ -397,9 +397,9 @@ func (f URLIndexFuncs) domainDatasets(ctx context.Context, args []any) (sqlserve
 		return nil, err
 	}
 	if visible.All() {
-		return datasetCounts(got), nil // DomainDatasets' slice is the caller's
+		return datasetCounts(got), nil // shared: read only (catalog C1)
 	}
-	out := got[:0]
+	out := make([]catalog.DatasetCount, 0, len(got)) // not got[:0]: shared (C1)
 	for _, g := range got {
 		if !visible.Sees(g.Dataset) {
 			continue // A3: absent, not zero

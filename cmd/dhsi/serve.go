@@ -104,7 +104,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var blockCache, recordCache, rowCache optionalMB
 	fs.Var(&blockCache, "block-cache-mb", "memory for byte ranges of remote Parquet files (S3 stores); 0 turns it off (default: 10% of --memory-limit after the reserve, at most 256)")
 	fs.Var(&recordCache, "record-cache-mb", fmt.Sprintf("memory for parsed domain-record shards (domain lookups read the one shard a domain hashes to; a full scan reads every shard through it); 0 turns it off (default: 10%% of --memory-limit after the reserve, at most %d)", records.DefaultCacheBytes>>20))
-	fs.Var(&rowCache, "row-cache-mb", fmt.Sprintf("memory for decoded URL rows of hot domains (domain_urls pages); 0 turns it off (default: 15%% of --memory-limit after the reserve, at most %d)", catalog.DefaultRowCacheBytes>>20))
+	fs.Var(&rowCache, "row-cache-mb", fmt.Sprintf("memory for hot domains: their decoded URL rows (domain_urls pages) and, in a sixteenth of it, their domain_datasets answers; 0 turns it off (default: 15%% of --memory-limit after the reserve, at most %d)", catalog.DefaultRowCacheBytes>>20))
 	mem := registerMemoryFlag(fs, "the server (DuckDB, the row, block and record caches, sessions' buffers)")
 	hardMemory := fs.String("memory-hard-limit", "", "the most memory the server's process may map (Linux RLIMIT_DATA): a statement whose allocation would pass it fails with SQLSTATE 53200, where the kernel's OOM killer would end the server (DuckDB builds some values, such as a list from range(), outside --duckdb-memory-limit); a size above --memory-limit, or off (default: twice --memory-limit, at least 1GiB above it; a stricter ulimit -d is kept)")
 	var roleTimeouts, roleQueries multiFlag
