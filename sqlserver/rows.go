@@ -123,6 +123,21 @@ func NativeTime(t time.Time) NativeValue { return NativeValue{kind: nvTime, t: t
 // NativeNull is a NULL cell.
 func NativeNull() NativeValue { return NativeValue{} }
 
+// SetInt, SetUint, SetString, SetTime and SetNull make v that cell in
+// place, field by field. A RowCells implementation fills dst with them:
+// building a NativeValue and copying it in stored it to the stack in
+// narrow writes and read it back in wide ones, a store-forwarding stall
+// that was 8% of a domain_datasets lookup's CPU (pprof -disasm, stop 43).
+// The fields a kind does not read are left as they were, but a string's
+// is cleared so that a reused cell does not keep its string alive.
+func (v *NativeValue) SetInt(n int64)     { v.kind, v.n, v.s = nvInt, uint64(n), "" }
+func (v *NativeValue) SetUint(n uint64)   { v.kind, v.n, v.s = nvUint, n, "" }
+func (v *NativeValue) SetString(s string) { v.kind, v.s = nvString, s }
+func (v *NativeValue) SetTime(t time.Time) {
+	v.kind, v.t, v.s = nvTime, t, ""
+}
+func (v *NativeValue) SetNull() { v.kind, v.s = nvNull, "" }
+
 // Value is the cell as the Go value DuckDB hands over for a column of type
 // t (int32 for INTEGER, uint64 for UBIGINT, ...): what Run returns.
 func (v NativeValue) Value(t duckdb.Type) any {

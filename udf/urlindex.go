@@ -336,15 +336,23 @@ type datasetCounts []catalog.DatasetCount
 func (r datasetCounts) Len() int { return len(r) }
 
 func (r datasetCounts) Cell(row, col int) sqlserver.NativeValue {
+	var v sqlserver.NativeValue
+	setDatasetCountCell(&v, &r[row], col)
+	return v
+}
+
+// setDatasetCountCell makes v column col of domain_datasets' row d.
+func setDatasetCountCell(v *sqlserver.NativeValue, d *catalog.DatasetCount, col int) {
 	switch col {
 	case 0:
-		return sqlserver.NativeInt(int64(int32(r[row].DatasetID)))
+		v.SetInt(int64(int32(d.DatasetID)))
 	case 1:
-		return sqlserver.NativeString(r[row].Dataset)
+		v.SetString(d.Dataset)
 	case 2:
-		return sqlserver.NativeInt(int64(r[row].URLCount))
+		v.SetInt(int64(d.URLCount))
+	default:
+		v.SetNull()
 	}
-	return sqlserver.NativeNull()
 }
 
 // urlRows are domain_urls' rows, typed (sqlserver.NativeRows).
@@ -356,17 +364,23 @@ func (r urlRows) Cell(row, col int) sqlserver.NativeValue { return urlCell(&r[ro
 
 // urlCell is column col of domain_urls' row r.
 func urlCell(r *catalog.URLRow, col int) sqlserver.NativeValue {
-	switch col {
-	case 0:
-		return sqlserver.NativeUint(r.URLID)
-	case 1:
-		return sqlserver.NativeString(r.URL)
-	case 2:
-		if r.HasTS {
-			return sqlserver.NativeTime(r.TS)
-		}
+	var v sqlserver.NativeValue
+	setURLCell(&v, r, col)
+	return v
+}
+
+// setURLCell makes v column col of domain_urls' row r.
+func setURLCell(v *sqlserver.NativeValue, r *catalog.URLRow, col int) {
+	switch {
+	case col == 0:
+		v.SetUint(r.URLID)
+	case col == 1:
+		v.SetString(r.URL)
+	case col == 2 && r.HasTS:
+		v.SetTime(r.TS)
+	default:
+		v.SetNull()
 	}
-	return sqlserver.NativeNull()
 }
 
 // DomainDatasetsRows computes domain_datasets(args[0]). The DuckDB table
@@ -681,8 +695,9 @@ func (l *domainDatasetList) row(ctx context.Context, values []driver.Value) (out
 
 // Cells is sqlserver.RowCells: one call per row the server sends.
 func (r datasetCounts) Cells(row int, cols []int, dst []sqlserver.NativeValue) {
+	d := &r[row]
 	for j, c := range cols {
-		dst[j] = r.Cell(row, c)
+		setDatasetCountCell(&dst[j], d, c)
 	}
 }
 
@@ -690,6 +705,6 @@ func (r datasetCounts) Cells(row int, cols []int, dst []sqlserver.NativeValue) {
 func (r urlRows) Cells(row int, cols []int, dst []sqlserver.NativeValue) {
 	u := &r[row]
 	for j, c := range cols {
-		dst[j] = urlCell(u, c)
+		setURLCell(&dst[j], u, c)
 	}
 }
