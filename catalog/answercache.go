@@ -14,12 +14,19 @@ import "github.com/dhsi/dhsi/internal/lru"
 // the dictionary: ~3 µs of the ~17 µs of server CPU a domain_datasets
 // statement cost at 4 clients on the 10M realistic corpus (pprof, stop 43).
 //
-// INVARIANT (C1): a cached slice is shared by every reader and never
-// modified; DomainDatasets' callers only read it.
+// INVARIANTS:
+//   - C1: a cached slice is shared by the readers of its scope and never
+//     modified; DomainDatasetsCached's callers only read it.
+//   - C2: an answer is shared only within its scope, the principal that
+//     asked. A hit is faster than a miss, so a cache shared by every
+//     session would tell a reader, by timing, which domains other users
+//     had looked up (as the server's URL normalizer would, which is why it
+//     keeps no host cache: docs/security.md).
 type datasetsCache = lru.Cache[datasetsKey, []DatasetCount]
 
 type datasetsKey struct {
 	version string // Version.Version: a published version never changes
+	scope   string // who asked (C2)
 	domain  string
 }
 
@@ -34,7 +41,7 @@ func newDatasetsCache(limit int64) *datasetsCache { return lru.New(limit, answer
 // the entry and map overhead, and the rows (the dataset names are the
 // registry's strings, shared).
 func answerCost(k datasetsKey, v []DatasetCount) int64 {
-	return int64(len(k.version)+len(k.domain)) + 128 + int64(len(v))*datasetCountSize
+	return int64(len(k.version)+len(k.scope)+len(k.domain)) + 128 + int64(len(v))*datasetCountSize
 }
 
 // datasetCountSize is a DatasetCount's size: an id, a string header and a

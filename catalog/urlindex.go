@@ -229,9 +229,19 @@ func (s *Snapshot) holds(domain string) (bool, error) {
 }
 
 // DomainDatasets answers Q1: the datasets that contain domain, with exact
-// URL counts, by dataset id. The slice may be shared with other callers
-// (C1): read it, never modify it.
+// URL counts, by dataset id.
 func (s *Snapshot) DomainDatasets(domain string) ([]DatasetCount, error) {
+	if s.empty || len(s.shards) == 0 {
+		return nil, nil
+	}
+	return s.domainDatasets(domain)
+}
+
+// DomainDatasetsCached is DomainDatasets through the answer cache
+// (answercache.go), shared only within scope: the principal who asks
+// (C2). The slice may be shared with that scope's other callers (C1):
+// read it, never modify it.
+func (s *Snapshot) DomainDatasetsCached(domain, scope string) ([]DatasetCount, error) {
 	if s.empty || len(s.shards) == 0 {
 		return nil, nil
 	}
@@ -239,7 +249,7 @@ func (s *Snapshot) DomainDatasets(domain string) ([]DatasetCount, error) {
 	if s.x != nil {
 		answers = s.x.answers
 	}
-	key := datasetsKey{version: s.Version.Version, domain: domain}
+	key := datasetsKey{version: s.Version.Version, scope: scope, domain: domain}
 	if got, ok := answers.Get(key); ok {
 		return got, nil
 	}

@@ -406,7 +406,9 @@ func (f URLIndexFuncs) domainDatasets(ctx context.Context, args []any) (sqlserve
 		return nil, &InvalidArgument{err}
 	}
 	visible := f.visibility(ctx)
-	got, err := f.snapshot(ctx).DomainDatasets(d)
+	// cached per principal: a hit must not tell one user what another
+	// looked up (catalog C2)
+	got, err := f.snapshot(ctx).DomainDatasetsCached(d, access.FromContext(ctx).User)
 	if err != nil {
 		return nil, err
 	}
