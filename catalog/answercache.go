@@ -37,12 +37,19 @@ const datasetsCacheShare = 16
 
 func newDatasetsCache(limit int64) *datasetsCache { return lru.New(limit, answerCost, nil) }
 
-// answerCost estimates the bytes a cached answer holds: the key's strings,
-// the entry and map overhead, and the rows (the dataset names are the
-// registry's strings, shared).
+// answerCost estimates the bytes a cached answer holds: the key's own
+// strings (DomainDatasetsCached clones scope and domain; the version is
+// the snapshot's, shared), the key twice over (the map's and the list
+// entry's), the list element and the map slot, and the rows (the dataset
+// names are the registry's strings, shared).
 func answerCost(k datasetsKey, v []DatasetCount) int64 {
-	return int64(len(k.version)+len(k.scope)+len(k.domain)) + 128 + int64(len(v))*datasetCountSize
+	return int64(len(k.scope)+len(k.domain)) + answerOverhead + int64(len(v))*datasetCountSize
 }
+
+// answerOverhead is an entry's fixed cost: two keys of three string
+// headers (96 B), the list element and entry (~80 B), a map slot and the
+// slice header (~40 B).
+const answerOverhead = 216
 
 // datasetCountSize is a DatasetCount's size: an id, a string header and a
 // count.

@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dhsi/dhsi/internal/lru"
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +21,7 @@ import (
 	"github.com/dhsi/dhsi/index/domaindict"
 	"github.com/dhsi/dhsi/index/files"
 	"github.com/dhsi/dhsi/index/postings"
+	"github.com/dhsi/dhsi/internal/lru"
 	"github.com/dhsi/dhsi/store"
 )
 
@@ -257,6 +258,9 @@ func (s *Snapshot) DomainDatasetsCached(domain, scope string) ([]DatasetCount, e
 	if err != nil {
 		return nil, err
 	}
+	// the key's strings cloned: a domain cut from a normalized URL
+	// argument would keep that whole URL alive, unpriced (answerCost)
+	key.scope, key.domain = strings.Clone(scope), strings.Clone(domain)
 	out, _ = answers.Put(key, out)
 	return out, nil
 }
