@@ -568,7 +568,7 @@ func valueTokens(toks []Token, side []int, number bool) ([]Token, bool) {
 	switch {
 	case len(side) == 1:
 	case len(side) == 3 && toks[side[1]].Text == "::" && toks[side[2]].Kind == Ident &&
-		argumentCast(toks[side[2]].Text, number):
+		argumentCast(toks[side[2]].Text, number, v.Kind == Param):
 	default:
 		return nil, false
 	}
@@ -588,14 +588,18 @@ func fitsInteger(text string) bool {
 
 // argumentCast: a cast to typ keeps a lookup argument of a type its
 // function takes, VARCHAR or (number) a signed integer type, under one of
-// DuckDB's names for it.
-func argumentCast(typ string, number bool) bool {
+// DuckDB's names for it. A $n's cast only to INTEGER: the function's $n is
+// described to the client as the column's int4 (DuckDB cannot type it), so
+// "$2::bigint" would make pgx refuse a value past int4 that the scan, which
+// describes it as int8, answers.
+func argumentCast(typ string, number, param bool) bool {
 	switch strings.ToLower(typ) {
 	case "text", "varchar", "string":
 		return !number
-	case "int", "integer", "int4", "int32", "signed", "bigint", "int8", "int64", "long",
-		"smallint", "int2", "int16", "short", "tinyint", "int1":
+	case "int", "integer", "int4", "int32", "signed":
 		return number
+	case "bigint", "int8", "int64", "long", "smallint", "int2", "int16", "short", "tinyint", "int1":
+		return number && !param
 	}
 	return false
 }

@@ -78,6 +78,9 @@ func TestPointLookupsNarrow(t *testing.T) {
 			"SELECT url FROM urls_by_domain_dataset('a.org', 99999999999) AS urls WHERE domain = 'a.org' AND dataset_id = 99999999999"},
 		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 99999999999999999999",
 			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = 99999999999999999999"},
+		// a $n cast wider than INTEGER would be described as int4: scan
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2::bigint",
+			"SELECT url FROM urls_by_domain($1) AS urls WHERE domain = $1 AND dataset_id = $2::bigint"},
 		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 2::double",
 			"SELECT url FROM urls_by_domain('a.org') AS urls WHERE domain = 'a.org' AND dataset_id = 2::double"},
 		{"SELECT url FROM urls WHERE domain = 'a.org' AND dataset_id = 2_147_483_647",
