@@ -262,6 +262,15 @@ func (fn NativeFunction) describedArg(i int) duckdb.Type {
 	return fn.Args[i]
 }
 
+// describedArgs is every argument's describedArg.
+func (fn NativeFunction) describedArgs() []duckdb.Type {
+	out := make([]duckdb.Type, len(fn.Args))
+	for i := range out {
+		out[i] = fn.describedArg(i)
+	}
+	return out
+}
+
 // conds are the call's conditions: its WHERE's, then its HAVING's.
 func (c *nativeCall) conds() []nativeCond {
 	var out []nativeCond

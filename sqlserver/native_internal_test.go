@@ -373,3 +373,38 @@ func TestJoinRowsAsNestedLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeArgsAcrossJoinsAndUnions: a function whose $n is described
+// otherwise than its argument's type (NativeFunction.DescribeArgs:
+// urls_by_domain_dataset's BIGINT dataset_id, described as int4) keeps
+// that description in a native join and a union, so a condition on the
+// INTEGER column with the same $n agrees with it and the statement stays
+// native.
+func TestDescribeArgsAcrossJoinsAndUnions(t *testing.T) {
+	fns := map[string]NativeFunction{
+		"lookup": {
+			Args:         []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT},
+			DescribeArgs: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER},
+			Columns:      []NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER}, {Name: "url", Type: duckdb.TYPE_VARCHAR, Unique: true}},
+		},
+		"registry": {Columns: []NativeColumn{{Name: "dataset_id", Type: duckdb.TYPE_INTEGER, Unique: true}, {Name: "dataset", Type: duckdb.TYPE_VARCHAR}}},
+	}
+	keywords := map[string]bool{"select": true, "from": true, "as": true, "join": true, "using": true, "where": true}
+	for _, sql := range []string{
+		"SELECT url FROM lookup($1, $2) WHERE dataset_id = $2",
+		"SELECT u.url, s.dataset FROM lookup($1, $2) u JOIN registry() s USING (dataset_id) WHERE u.dataset_id = $2",
+	} {
+		nc, err := matchNative(pgsql.Significant(pgsql.Lex(sql)), fns, nil, keywords)
+		if err != nil || nc == nil {
+			t.Fatalf("%s: not native (%v)", sql, err)
+		}
+		oids, agree := nc.paramOIDs()
+		if !agree || oids[1] != oidText || oids[2] != oidInt4 {
+			t.Fatalf("%s: $n described as %v (agree %v), want $1 text, $2 int4", sql, oids, agree)
+		}
+	}
+	u := unionFunctions(fns["lookup"], make([]unionBranch, 2))
+	if got := u.describedArgs(); !slices.Equal(got, []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER}) {
+		t.Fatalf("a union of two lookups describes its arguments as %v", got)
+	}
+}

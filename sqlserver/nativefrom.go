@@ -420,6 +420,9 @@ func joinFunctions(l, r NativeFunction, keys [][2]int, left bool) (NativeFunctio
 	// a joined column is not known to be unique (a row of l may meet
 	// several of r), so a join with a third item needs that one's key to be
 	j := NativeFunction{Args: concat(l.Args, r.Args), Columns: concat(l.Columns, r.Columns)}
+	if l.DescribeArgs != nil || r.DescribeArgs != nil {
+		j.DescribeArgs = concat(l.describedArgs(), r.describedArgs())
+	}
 	for i := range j.Columns {
 		j.Columns[i].Unique = false
 	}

@@ -138,7 +138,7 @@ func unionFunctions(fn NativeFunction, branches []unionBranch) NativeFunction {
 	for range branches {
 		u.Args = append(u.Args, fn.Args...)
 		if fn.DescribeArgs != nil {
-			u.DescribeArgs = append(u.DescribeArgs, fn.DescribeArgs...)
+			u.DescribeArgs = append(u.DescribeArgs, fn.describedArgs()...)
 		}
 	}
 	// live lists the branches whose rows the union holds for args (U1)
