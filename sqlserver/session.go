@@ -152,6 +152,9 @@ type prepared struct {
 	nullUnsafe map[int]bool
 	// argOIDs: types of $n parameters that are table-function arguments
 	argOIDs map[int]uint32
+	// argOnly: the $n of argOIDs used nowhere else in the statement, whose
+	// bound values Bind may convert to the argument's type (asArgument)
+	argOnly map[int]bool
 	// native: answered by a NativeFunction, without DuckDB
 	native *nativeCall
 	// src, twin: a native statement's text, and the same prepared for
@@ -632,8 +635,8 @@ func (s *session) bind(m *pgproto3.Bind) error {
 		if err != nil {
 			return err
 		}
-		if arg, ok := p.argOIDs[i+1]; ok && arg != p.paramOIDs[i] && arg != oidText {
-			v = asArgument(v, arg)
+		if arg, ok := p.argOIDs[i+1]; ok && p.argOnly[i+1] && arg != p.paramOIDs[i] && arg != oidText {
+			v = asArgument(v, arg) // the value has no other use to change
 		}
 		if i < len(p.paramDuck) && (p.paramDuck[i] == duckdb.TYPE_LIST || p.paramDuck[i] == duckdb.TYPE_ARRAY) {
 			v = listParam(v)
@@ -905,6 +908,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		}
 		p.nullUnsafe = unsafe
 		p.argOIDs = tableFunctionParamOIDs(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
+		p.argOnly = onlyArguments(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
 		duckToks := guardNullArgs(lookedUp, s.srv.cfg.NullUnsafeFunctions, s.srv.lookupFunctions)
 		p.duckSQL = pgsql.Join(duckToks)
 		// refused before DuckDB sees it (authorize.go); the native shapes
@@ -1750,6 +1754,38 @@ func tableFunctionParamOIDs(toks []pgsql.Token, sigs map[string][]uint32) map[in
 		}
 		return nil
 	})
+	return out
+}
+
+// onlyArguments lists the $n of toks used only as arguments of the
+// functions sigs names (as tableFunctionParamOIDs finds them), nowhere
+// else: "SELECT $2 AS a FROM domain_urls($1, $2, 0, 2)" with $2 a varchar
+// '01' must still select '01', so its value is not converted.
+func onlyArguments(toks []pgsql.Token, sigs map[string][]uint32) map[int]bool {
+	asArg := map[int]int{}
+	_ = eachCallToken(toks, func(name string) bool { _, ok := sigs[name]; return ok }, func(name string, arg, depth int, t pgsql.Token) error {
+		if sig := sigs[name]; depth == 1 && t.Kind == pgsql.Param && arg < len(sig) {
+			n, _ := strconv.Atoi(t.Text[1:])
+			asArg[n]++
+		}
+		return nil
+	})
+	if len(asArg) == 0 {
+		return nil
+	}
+	uses := map[int]int{}
+	for _, t := range toks {
+		if t.Kind == pgsql.Param {
+			n, _ := strconv.Atoi(t.Text[1:])
+			uses[n]++
+		}
+	}
+	out := map[int]bool{}
+	for n, k := range asArg {
+		if uses[n] == k {
+			out[n] = true
+		}
+	}
 	return out
 }
 

@@ -228,6 +228,25 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 			t.Fatalf("domain_urls with $2 declared as OID %d:\nnatively %q\nDuckDB   %q", decl.oid, got[0], got[1])
 		}
 	}
+	// a $n used beside the argument is not converted: its other use keeps
+	// the value bound (the conversion once selected 1 for a varchar '01')
+	if _, err := cn.PgConn().Prepare(ctx, "", "SELECT $2 AS a, url FROM domain_urls($1, $2, 0, 2)", []uint32{25, 1043}); err != nil {
+		t.Fatal(err)
+	}
+	if r := cn.PgConn().ExecPrepared(ctx, "", [][]byte{[]byte(domains[0]), []byte("01")}, nil, nil).Read(); r.Err == nil {
+		for _, row := range r.Rows {
+			if string(row[0]) != "01" {
+				t.Fatalf("$2 bound as varchar '01' selected as %q", row[0])
+			}
+		}
+	}
+	// dataset_id = $2::bigint is left to the scan, which describes $2 as
+	// int8: rewritten, it was described as int4 and pgx refused a value
+	// past it
+	var none int64
+	if err := cn.QueryRow(ctx, "SELECT count(*) FROM urls WHERE domain = $1 AND dataset_id = $2::bigint", domains[0], int64(1<<32+1)).Scan(&none); err != nil || none != 0 {
+		t.Fatalf("dataset_id = $2::bigint past int4: %d rows, %v", none, err)
+	}
 	// a literal, through the simple protocol, and a NULL parameter
 	var n, m int64
 	if err := cn.QueryRow(ctx, "SELECT count(*) FROM urls WHERE domain = 'iana.org'", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n == 0 {
