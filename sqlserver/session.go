@@ -907,8 +907,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			return nil, err
 		}
 		p.nullUnsafe = unsafe
-		p.argOIDs = tableFunctionParamOIDs(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
-		p.argOnly = onlyArguments(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
+		p.argOIDs, p.argOnly = tableFunctionParams(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
 		duckToks := guardNullArgs(lookedUp, s.srv.cfg.NullUnsafeFunctions, s.srv.lookupFunctions)
 		p.duckSQL = pgsql.Join(duckToks)
 		// refused before DuckDB sees it (authorize.go); the native shapes
@@ -1740,38 +1739,26 @@ func nullUnsafeArgs(toks []pgsql.Token, funcs []string) (map[int]bool, error) {
 	return out, err
 }
 
-// tableFunctionParamOIDs maps $n parameters that stand directly as an
-// argument of a known table function to that argument's type.
-func tableFunctionParamOIDs(toks []pgsql.Token, sigs map[string][]uint32) map[int]uint32 {
-	var out map[int]uint32
-	_ = eachCallToken(toks, func(name string) bool { _, ok := sigs[name]; return ok }, func(name string, arg, depth int, t pgsql.Token) error {
-		if sig := sigs[name]; depth == 1 && t.Kind == pgsql.Param && arg < len(sig) {
-			n, _ := strconv.Atoi(t.Text[1:])
-			if out == nil {
-				out = map[int]uint32{}
-			}
-			out[n] = sig[arg]
-		}
-		return nil
-	})
-	return out
-}
-
-// onlyArguments lists the $n of toks used only as arguments of the
-// functions sigs names (as tableFunctionParamOIDs finds them), nowhere
-// else: "SELECT $2 AS a FROM domain_urls($1, $2, 0, 2)" with $2 a varchar
-// '01' must still select '01', so its value is not converted.
-func onlyArguments(toks []pgsql.Token, sigs map[string][]uint32) map[int]bool {
+// tableFunctionParams maps $n parameters that stand directly as an
+// argument of a known table function to that argument's type (oids), and
+// lists those used nowhere else in toks (only): "SELECT $2 AS a FROM
+// domain_urls($1, $2, 0, 2)" with $2 a varchar '01' must still select
+// '01', so Bind converts only those (asArgument).
+func tableFunctionParams(toks []pgsql.Token, sigs map[string][]uint32) (oids map[int]uint32, only map[int]bool) {
 	asArg := map[int]int{}
 	_ = eachCallToken(toks, func(name string) bool { _, ok := sigs[name]; return ok }, func(name string, arg, depth int, t pgsql.Token) error {
 		if sig := sigs[name]; depth == 1 && t.Kind == pgsql.Param && arg < len(sig) {
 			n, _ := strconv.Atoi(t.Text[1:])
+			if oids == nil {
+				oids = map[int]uint32{}
+			}
+			oids[n] = sig[arg]
 			asArg[n]++
 		}
 		return nil
 	})
-	if len(asArg) == 0 {
-		return nil
+	if oids == nil {
+		return nil, nil
 	}
 	uses := map[int]int{}
 	for _, t := range toks {
@@ -1780,13 +1767,13 @@ func onlyArguments(toks []pgsql.Token, sigs map[string][]uint32) map[int]bool {
 			uses[n]++
 		}
 	}
-	out := map[int]bool{}
+	only = map[int]bool{}
 	for n, k := range asArg {
 		if uses[n] == k {
-			out[n] = true
+			only[n] = true
 		}
 	}
-	return out
+	return oids, only
 }
 
 // Type OIDs for TableFunctionArgs.
