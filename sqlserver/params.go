@@ -64,31 +64,19 @@ func paramOIDOf(t duckdb.Type) uint32 {
 // for an INTEGER argument. DuckDB's binder never narrows a value, so
 // domain_urls(VARCHAR, BIGINT, …) failed with 42883 where the native path,
 // which converts the value to the argument's type (convertArg, twinParams),
-// answered. This converts it too where it fits, so both paths answer
-// alike; a value that does not fit is left to DuckDB to refuse.
+// answered. This converts it with convertArg too where it converts, so
+// both paths answer alike; a value it refuses is left to DuckDB to refuse.
 func asArgument(v any, argOID uint32) any {
-	var n int64
-	switch x := v.(type) {
-	case string:
-		p, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		if err != nil {
-			return v
-		}
-		n = p
-	default:
-		p, ok := toInt64(v)
-		if !ok {
-			return v
-		}
-		n = p
-	}
+	t := duckdb.TYPE_INTEGER
 	switch argOID {
 	case oidInt4:
-		if n == int64(int32(n)) {
-			return int32(n)
-		}
 	case oidInt8:
-		return n
+		t = duckdb.TYPE_BIGINT
+	default:
+		return v
+	}
+	if c, err := convertArg(v, t); err == nil {
+		return c
 	}
 	return v
 }
