@@ -235,7 +235,23 @@ func (s *Snapshot) DomainDatasets(domain string) ([]DatasetCount, error) {
 	if s.empty || len(s.shards) == 0 {
 		return nil, nil
 	}
-	return s.domainDatasets(domain)
+	k := DomainKey(domain)
+	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
+	es, err := r.DatasetCountsOf(k)
+	if err != nil {
+		return nil, err
+	}
+	if len(es) > 0 {
+		if held, err := s.holds(domain); err != nil || !held {
+			return nil, err
+		}
+	}
+	out := make([]DatasetCount, 0, len(es))
+	for _, e := range es {
+		name, _ := s.Datasets.NameOf(e.DatasetID)
+		out = append(out, DatasetCount{DatasetID: e.DatasetID, Dataset: name, URLCount: e.URLCount})
+	}
+	return out, nil
 }
 
 // DomainDatasetsCached is DomainDatasets through the answer cache
@@ -254,7 +270,7 @@ func (s *Snapshot) DomainDatasetsCached(domain, scope string) ([]DatasetCount, e
 	if got, ok := answers.Get(key); ok {
 		return got, nil
 	}
-	out, err := s.domainDatasets(domain)
+	out, err := s.DomainDatasets(domain)
 	if err != nil {
 		return nil, err
 	}
@@ -262,28 +278,6 @@ func (s *Snapshot) DomainDatasetsCached(domain, scope string) ([]DatasetCount, e
 	// argument would keep that whole URL alive, unpriced (answerCost)
 	key.scope, key.domain = strings.Clone(scope), strings.Clone(domain)
 	out, _ = answers.Put(key, out)
-	return out, nil
-}
-
-// domainDatasets is DomainDatasets read from the postings and the
-// dictionary.
-func (s *Snapshot) domainDatasets(domain string) ([]DatasetCount, error) {
-	k := DomainKey(domain)
-	r := s.shards[postings.ShardOf(k, uint32(len(s.shards)))]
-	es, err := r.DatasetCountsOf(k)
-	if err != nil {
-		return nil, err
-	}
-	if len(es) > 0 {
-		if held, err := s.holds(domain); err != nil || !held {
-			return nil, err
-		}
-	}
-	out := make([]DatasetCount, 0, len(es))
-	for _, e := range es {
-		name, _ := s.Datasets.NameOf(e.DatasetID)
-		out = append(out, DatasetCount{DatasetID: e.DatasetID, Dataset: name, URLCount: e.URLCount})
-	}
 	return out, nil
 }
 
