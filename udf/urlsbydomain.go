@@ -88,13 +88,25 @@ func (f URLIndexFuncs) urlsByDomainFunction(t func(duckdb.Type) duckdb.TypeInfo,
 			}
 			if narrow {
 				s.dataset = -2 // no dataset: a NULL
-				if id, ok := args[1].(int64); ok && id >= 0 && id <= math.MaxInt32 {
-					s.dataset = id
+				if id, ok := narrowDataset(args[1]); ok {
+					s.dataset = int64(id)
 				}
 			}
 			return s, nil
 		},
 	}
+}
+
+// narrowDataset is urls_by_domain_dataset's dataset_id argument as a
+// dataset id, on both paths (DuckDB's table function and the native one);
+// false for NULL, or a value no dataset has (negative, or past INTEGER's
+// range: the function takes a BIGINT), which match no row, as in the view.
+func narrowDataset(arg any) (uint32, bool) {
+	id, ok := arg.(int64)
+	if !ok || id < 0 || id > math.MaxInt32 {
+		return 0, false
+	}
+	return uint32(id), true
 }
 
 // urlsByDomainSource streams the rows one run at a time. Each execution

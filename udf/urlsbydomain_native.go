@@ -2,7 +2,6 @@ package udf
 
 import (
 	"context"
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -125,11 +124,11 @@ func (f URLIndexFuncs) urlsByDomainRows(ctx context.Context, args []any, extra [
 	visible := f.visibility(ctx)
 	var ids []uint32
 	if narrow {
-		id, ok := args[1].(int64)
-		if !ok || id < 0 || id > math.MaxInt32 {
-			return nil, nil // no dataset has that id: no row, as in the view
+		id, ok := narrowDataset(args[1])
+		if !ok {
+			return nil, nil // no row, as in the view
 		}
-		ids = []uint32{uint32(id)}
+		ids = []uint32{id}
 	} else {
 		datasets, err := snap.DomainDatasets(domain)
 		if err != nil {
