@@ -154,6 +154,21 @@ func (c *nativeCall) paramOIDs() (oids map[int]uint32, agree bool) {
 	return oids, agree
 }
 
+// declaredAlike reports whether every $n of the call is of the type the
+// client declared it, or of its family (declaredAs): the native path
+// converts a bound value to its column's or argument's type by
+// PostgreSQL's rules for the integers and strings it takes, which agree
+// with DuckDB's only where the value is of that family already.
+func (c *nativeCall) declaredAlike(clientOIDs []uint32) bool {
+	oids, _ := c.paramOIDs()
+	for n, oid := range oids {
+		if !declaredAs(clientOIDs, n, oid) {
+			return false
+		}
+	}
+	return true
+}
+
 // matchNativeShape is matchNative before the parameters' types are
 // checked.
 func matchNativeShape(toks []pgsql.Token, fns map[string]NativeFunction, views map[string]string, keywords map[string]bool) (*nativeCall, error) {

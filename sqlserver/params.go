@@ -58,6 +58,32 @@ func paramOIDOf(t duckdb.Type) uint32 {
 	return oidText
 }
 
+// oidFamily groups the parameter types whose text the native path and
+// DuckDB read alike: the integers (each parsed as an integer, then
+// compared by value), and the strings. Any other type stands alone.
+func oidFamily(oid uint32) uint32 {
+	switch oid {
+	case oidInt2, oidInt4, oidInt8:
+		return oidInt8
+	case oidText, oidVarchar, oidName:
+		return oidText
+	}
+	return oid
+}
+
+// declaredAs reports whether the client left $n's type to the server
+// (Parse's oid 0, or none) or declared it of the family of want. A $n
+// declared otherwise (a varchar for an integer column: JDBC's setString)
+// is cast by DuckDB to the type it needs by DuckDB's own rules ('1.5' to
+// the INTEGER 2, '0x10' to 16, '4294967297' refused), which no other
+// path copies: such a statement goes to DuckDB whole (session.parse).
+func declaredAs(clientOIDs []uint32, n int, want uint32) bool {
+	if n < 1 || n > len(clientOIDs) || clientOIDs[n-1] == 0 {
+		return true
+	}
+	return oidFamily(clientOIDs[n-1]) == oidFamily(want)
+}
+
 // asArgument is the bound value v of a $n that is a table function's
 // argument of type argOID (prepared.argOIDs), where the client declared
 // the $n another type: an int8 (JDBC's setLong), a varchar or a numeric

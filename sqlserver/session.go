@@ -874,6 +874,9 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			if nc, err = matchNative(sig, natives, s.srv.cfg.NativeViews, keywords); err != nil {
 				return nil, err
 			}
+			if nc != nil && !nc.declaredAlike(oids) {
+				nc = nil // DuckDB casts the client's type (declaredAs)
+			}
 			if nc == nil {
 				nc = matchConstant(sig, keywords)
 			}
@@ -887,11 +890,18 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		// of this
 		var lookedUp []pgsql.Token
 		if nc == nil {
-			lookedUp = pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups)
+			// a $n declared as text narrows no lookup: the narrow
+			// function's BIGINT takes any integer the text reads as,
+			// where the view's INTEGER column refuses one past int4
+			integer := func(n int) bool { return declaredAs(oids, n, oidInt8) }
+			lookedUp = pgsql.PointLookups(pgsql.Rewrite(st.Tokens), s.srv.cfg.PointLookups, integer)
 			if allowNative && len(s.srv.cfg.PointLookups) > 0 {
 				var err error
 				if nc, err = matchNative(pgsql.Significant(lookedUp), natives, s.srv.cfg.NativeViews, keywords); err != nil {
 					return nil, err
+				}
+				if nc != nil && !nc.declaredAlike(oids) {
+					nc = nil
 				}
 			}
 		}

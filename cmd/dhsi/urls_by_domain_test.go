@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dhsi/dhsi/internal/s3test"
 )
@@ -201,6 +203,43 @@ func TestURLsByDomainAgreesWithTheView(t *testing.T) {
 		}
 		if !found {
 			t.Fatalf("%s: no rows for %s in datasets 1-3", q, domains[0])
+		}
+	}
+	// dataset_id = $2 declared varchar, text or numeric (JDBC's setString,
+	// setBigDecimal): DuckDB casts the text to the column's INTEGER by its
+	// own rules ('1.5' is 2, '0x10' 16, '4294967297' refused with 22P02),
+	// so the lookup and the native path answer as the scan, value for
+	// value, error for error. The lookup answered no row for 4294967297,
+	// the native path 22P02 for '1.5'.
+	outcome := func(sql string, oid uint32, v string) string {
+		if _, err := cn.PgConn().Prepare(ctx, "", sql, []uint32{25, oid}); err != nil {
+			return "prepare: " + err.Error()
+		}
+		r := cn.PgConn().ExecPrepared(ctx, "", [][]byte{[]byte(domains[0]), []byte(v)}, nil, nil).Read()
+		if r.Err != nil {
+			var pe *pgconn.PgError
+			if errors.As(r.Err, &pe) {
+				return "error " + pe.Code
+			}
+			return r.Err.Error()
+		}
+		var b strings.Builder
+		for _, row := range r.Rows {
+			b.Write(row[0])
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	for _, oid := range []uint32{1043, 25, 1700} {
+		for _, v := range []string{"1", "2", "1.5", "0x2", "4294967297", " 3 "} {
+			for _, pair := range [][2]string{
+				{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2 ORDER BY url", "SELECT url FROM urls WHERE domain || '' = $1 AND dataset_id = $2 ORDER BY url"},
+				{"SELECT dataset_id, url_count FROM domain_datasets($1) WHERE dataset_id = $2", "SELECT dataset_id, url_count FROM domain_datasets($1) WHERE dataset_id + 0 = $2"},
+			} {
+				if got, want := outcome(pair[0], oid, v), outcome(pair[1], oid, v); got != want {
+					t.Errorf("%s with $2 declared as OID %d, %q:\ngot  %q\nscan %q", pair[0], oid, v, got, want)
+				}
+			}
 		}
 	}
 	// and a function's INTEGER argument declared int8, varchar or numeric

@@ -45,7 +45,13 @@ var clauseEnd = map[string]bool{
 // joined to anything (a comma or JOIN after it) is left alone. Without an
 // alias the function keeps the view's name as its alias, so view.column
 // still resolves.
-func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
+//
+// numberParam, when not nil, says which $n may be a Narrow value: one it
+// refuses (a $n the client declared as text, whose value DuckDB would cast
+// to the column's type by its own rules, where the function's BIGINT
+// argument takes any integer) leaves the statement with the wider
+// function, and the WHERE clause compares the column with the $n.
+func PointLookups(toks []Token, lookups map[string]Lookup, numberParam func(n int) bool) []Token {
 	if len(lookups) == 0 {
 		return toks
 	}
@@ -73,7 +79,7 @@ func PointLookups(toks []Token, lookups map[string]Lookup) []Token {
 		if !toks[i].Is("FROM") {
 			continue
 		}
-		r, ok := matchLookup(toks, i, lookups)
+		r, ok := matchLookup(toks, i, lookups, numberParam)
 		if !ok {
 			continue
 		}
@@ -204,7 +210,7 @@ type lookupMatch struct {
 }
 
 // matchLookup matches the rule of PointLookups at the FROM at toks[from].
-func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch, bool) {
+func matchLookup(toks []Token, from int, lookups map[string]Lookup, numberParam func(n int) bool) (lookupMatch, bool) {
 	var m lookupMatch
 	i := NextSignificant(toks, from)
 	if i < 0 || (toks[i].Kind != Ident && toks[i].Kind != QIdent) {
@@ -308,6 +314,11 @@ func matchLookup(toks []Token, from int, lookups map[string]Lookup) (lookupMatch
 				continue
 			}
 			if v2, ok := equalsValue(toks, c2, l.Narrow.Column, names, true); ok {
+				if len(v2) == 1 && v2[0].Kind == Param && numberParam != nil {
+					if n, err := strconv.Atoi(v2[0].Text[1:]); err != nil || !numberParam(n) {
+						return
+					}
+				}
 				m.value2 = v2
 				return
 			}

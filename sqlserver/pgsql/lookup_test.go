@@ -91,6 +91,27 @@ func TestPointLookupsNarrow(t *testing.T) {
 	checkLookups(t, lookups, cases)
 }
 
+// TestPointLookupsNarrowOnlyByNumberParams: a $n the caller refuses as a
+// number (the client declared it text) is no Narrow value; a cast of it
+// still is, since DuckDB casts the text to the type named.
+func TestPointLookupsNarrowOnlyByNumberParams(t *testing.T) {
+	lookups := map[string]Lookup{"urls": {Column: "domain", Function: "urls_by_domain",
+		Narrow: &Lookup{Column: "dataset_id", Function: "urls_by_domain_dataset"}}}
+	notTwo := func(n int) bool { return n != 2 }
+	for _, c := range []lookupCase{
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2",
+			"SELECT url FROM urls_by_domain($1) AS urls WHERE domain = $1 AND dataset_id = $2"},
+		{"SELECT url FROM urls WHERE domain = $1 AND dataset_id = $2::int",
+			"SELECT url FROM urls_by_domain_dataset($1, $2::int) AS urls WHERE domain = $1 AND dataset_id = $2::int"},
+		{"SELECT url FROM urls WHERE domain = $2 AND dataset_id = $1",
+			"SELECT url FROM urls_by_domain_dataset($2, $1) AS urls WHERE domain = $2 AND dataset_id = $1"},
+	} {
+		if got := Join(PointLookups(Lex(c.in), lookups, notTwo)); got != c.want {
+			t.Errorf("%s\n got  %s\n want %s", c.in, got, c.want)
+		}
+	}
+}
+
 // TestPointLookupsOfSeveralValues: an IN list or an OR of equalities is
 // the union of each value's lookup, each value's rows once.
 func TestPointLookupsOfSeveralValues(t *testing.T) {
@@ -151,7 +172,7 @@ type lookupCase struct{ in, want string }
 func checkLookups(t *testing.T, lookups map[string]Lookup, cases []lookupCase) {
 	t.Helper()
 	for _, c := range cases {
-		got := Join(PointLookups(Lex(c.in), lookups))
+		got := Join(PointLookups(Lex(c.in), lookups, nil))
 		want := c.want
 		if want == "" {
 			want = c.in
