@@ -51,11 +51,12 @@ func (s *session) runNativeOrTwin(ctx context.Context, pt *portal, maxRows int64
 		if err != nil {
 			return err
 		}
+		params = p.twin.duckValues(params) // N2 (paramnumbers.go)
 		// the check Bind makes of a DuckDB statement's values: a NULL that
 		// reached a table function's bind aborted the process (nullguard.go)
 		for i, v := range params {
 			if v.Value == nil && p.twin.nullUnsafe[i+1] {
-				return nullParamError(i + 1)
+				return nullParamError(p.twin.clientParam(i + 1))
 			}
 		}
 		pt.twin = &portal{name: pt.name, stmt: p.twin, params: params, formats: pt.formats}

@@ -1,6 +1,7 @@
 package sqlserver_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -136,5 +138,67 @@ func TestParameterNotUTF8(t *testing.T) {
 		if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
 			t.Fatalf("%v: the session after: %v", m, err)
 		}
+	}
+}
+
+// TestParametersNumberedAsTheClientDeclares: a statement that leaves a
+// $n unused, or declares more types than it uses, takes its parameters
+// as PostgreSQL does (paramnumbers.go N1, N2): DuckDB prepared "SELECT
+// $2" with one parameter that no value reached, and Bind refused two
+// values with 08P01.
+func TestParametersNumberedAsTheClientDeclares(t *testing.T) {
+	s := startServer(t)
+	conn := s.connect(t)
+	ctx := ctxT(t)
+	pc := conn.PgConn()
+	cases := []struct {
+		sql      string
+		declared []uint32
+		values   []string
+		params   []uint32 // as described
+		want     string   // the first column, or the SQLSTATE
+	}{
+		{"SELECT $2::int + 1", []uint32{25, 23}, []string{"x", "5"}, []uint32{25, 23}, "6"},
+		{"SELECT $1::int", []uint32{23, 25}, []string{"5", "x"}, []uint32{23, 25}, "5"},
+		{"SELECT $3::varchar || $1::varchar", []uint32{25, 25, 25}, []string{"a", "b", "c"}, []uint32{25, 25, 25}, "ca"},
+		{"SELECT $3::varchar || $1::varchar", []uint32{25, 23, 25}, []string{"a", "zz", "c"}, []uint32{25, 23, 25}, "22P02"}, // every value is decoded
+		{"SELECT 1", []uint32{23}, []string{"5"}, []uint32{23}, "1"},                                                         // answered without DuckDB (describeNative)
+		{"SELECT $2", nil, []string{"x", "y"}, nil, "42P18"},                                                                 // $1's type: PostgreSQL's error
+		{"SELECT $1 || $3", []uint32{25}, []string{"x", "y", "z"}, nil, "42P18"},
+	}
+	for _, c := range cases {
+		sd, err := pc.Prepare(ctx, "", c.sql, c.declared)
+		if err != nil {
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != c.want {
+				t.Errorf("%s %v: %v, want %s", c.sql, c.declared, err, c.want)
+			}
+			continue
+		}
+		if fmt.Sprint(sd.ParamOIDs) != fmt.Sprint(c.params) {
+			t.Errorf("%s %v: parameters described as %v, want %v", c.sql, c.declared, sd.ParamOIDs, c.params)
+		}
+		values := make([][]byte, len(c.values))
+		for i, v := range c.values {
+			values[i] = []byte(v)
+		}
+		r := pc.ExecPrepared(ctx, "", values, nil, nil).Read()
+		got := ""
+		var pe *pgconn.PgError
+		switch {
+		case errors.As(r.Err, &pe):
+			got = pe.Code
+		case r.Err != nil:
+			got = r.Err.Error()
+		case len(r.Rows) == 1:
+			got = string(r.Rows[0][0])
+		}
+		if got != c.want {
+			t.Errorf("%s %v with %q: %q, want %q", c.sql, c.declared, c.values, got, c.want)
+		}
+	}
+	var one int
+	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the session after: %v", err)
 	}
 }

@@ -147,6 +147,13 @@ type prepared struct {
 	temps     uint64
 	paramOIDs []uint32
 	paramDuck []duckdb.Type // DuckDB's parameter types (kindDuck)
+	// toDuck maps the client's $n (toDuck[n-1]) to DuckDB's parameter
+	// number, 0 where DuckDB's statement does not use it, when the two
+	// differ (denseParams): paramOIDs, paramDuck, nullUnsafe, argOIDs and
+	// argOnly are then DuckDB's numbering, clientOIDs the client's. nil:
+	// one numbering.
+	toDuck     []int
+	clientOIDs []uint32
 	// nullUnsafe: parameter numbers ($n) that are arguments of a
 	// NullUnsafeFunctions call; Bind refuses NULL for them.
 	nullUnsafe map[int]bool
@@ -615,9 +622,15 @@ func (s *session) bind(m *pgproto3.Bind) error {
 			return pgErrorf(codes.DuplicateCursor, "portal %q already exists", m.DestinationPortal)
 		}
 	}
-	if len(m.Parameters) != len(p.paramOIDs) {
+	if want := len(p.describedParams()); len(m.Parameters) != want {
 		return pgErrorf(codes.ProtocolViolation, "bind message supplies %d parameters, but prepared statement %q requires %d",
-			len(m.Parameters), m.PreparedStatement, len(p.paramOIDs))
+			len(m.Parameters), m.PreparedStatement, want)
+	}
+	if p.toDuck != nil {
+		var err error
+		if m, err = p.bindForDuck(m); err != nil {
+			return err
+		}
 	}
 	params := make([]driver.NamedValue, len(m.Parameters))
 	for i, data := range m.Parameters {
@@ -642,7 +655,7 @@ func (s *session) bind(m *pgproto3.Bind) error {
 			v = listParam(v)
 		}
 		if v == nil && p.nullUnsafe[i+1] {
-			return nullParamError(i + 1)
+			return nullParamError(p.clientParam(i + 1))
 		}
 		params[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
@@ -663,7 +676,7 @@ func (s *session) describe(m *pgproto3.Describe) error {
 		if !ok {
 			return pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", m.Name)
 		}
-		s.send(&pgproto3.ParameterDescription{ParameterOIDs: p.paramOIDs})
+		s.send(&pgproto3.ParameterDescription{ParameterOIDs: p.describedParams()})
 		s.originsOnce(p)
 		if p.returnsRows {
 			s.send(s.rowDescription(p.cols, nil))
@@ -850,6 +863,7 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		// statement's, and a NULL bound into DECLARE or COPY (...) TO
 		// STDOUT of domain_datasets($1) aborted the server
 		p.inner, p.paramOIDs, p.paramDuck, p.nullUnsafe = inner, inner.paramOIDs, inner.paramDuck, inner.nullUnsafe
+		p.toDuck, p.clientOIDs = inner.toDuck, inner.clientOIDs
 	case kindFetch:
 		if err := s.prepareFetch(p); err != nil {
 			return nil, err
@@ -916,6 +930,23 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		if err != nil {
 			return nil, err
 		}
+		// DuckDB numbers its parameters 1..k and cannot bind a $2 without a
+		// $1: a statement whose $n are not those is numbered afresh for it
+		var duckOIDs []uint32
+		if lookedUp, p.toDuck = denseParams(lookedUp, len(oids)); p.toDuck != nil {
+			if duckOIDs, err = paramsForDuck(p.toDuck, oids); err != nil {
+				return nil, err
+			}
+			renumbered := map[int]bool{}
+			for n := range unsafe {
+				if n <= len(p.toDuck) && p.toDuck[n-1] > 0 {
+					renumbered[p.toDuck[n-1]] = true
+				}
+			}
+			unsafe = renumbered
+		} else {
+			duckOIDs = oids
+		}
 		p.nullUnsafe = unsafe
 		p.argOIDs, p.argOnly = tableFunctionParams(pgsql.Significant(lookedUp), s.srv.cfg.TableFunctionArgs)
 		duckToks := guardNullArgs(lookedUp, s.srv.cfg.NullUnsafeFunctions, s.srv.lookupFunctions)
@@ -945,7 +976,17 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			}
 			return nil, err
 		}
-		err = p.describeDuck(oids, shape, typing)
+		err = p.describeDuck(duckOIDs, shape, typing)
+		if err == nil && p.toDuck != nil {
+			p.clientOIDs = make([]uint32, len(p.toDuck))
+			for i, d := range p.toDuck {
+				if d > 0 {
+					p.clientOIDs[i] = p.paramOIDs[d-1]
+				} else {
+					p.clientOIDs[i] = oids[i] // declared (paramsForDuck)
+				}
+			}
+		}
 		if shape != nil {
 			shape.Close()
 		}
