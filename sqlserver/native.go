@@ -364,7 +364,7 @@ func paramNumber(t pgsql.Token) (int, bool) {
 // describeNative fills the statement's parameters and columns.
 func (p *prepared) describeNative(clientOIDs []uint32) error {
 	oids, _ := p.native.paramOIDs() // they agree (matchNative)
-	maxParam := len(clientOIDs) // types declared past the last $n used count (N1)
+	maxParam := len(clientOIDs)     // types declared past the last $n used count (N1)
 	for n := range oids {
 		maxParam = max(maxParam, n)
 	}

@@ -43,14 +43,16 @@ func denseParams(toks []pgsql.Token, declared int) ([]pgsql.Token, []int) {
 		if t.Kind != pgsql.Param {
 			continue
 		}
-		n, err := strconv.Atoi(t.Text[1:])
-		if err != nil || n < 1 {
-			return toks, nil // DuckDB's to refuse
+		n, ok := paramNumber(t)
+		if !ok {
+			// past what a Bind can carry: DuckDB's to refuse (sized by it,
+			// toDuck would let a $10000000000 exhaust the heap)
+			return toks, nil
 		}
 		used[n] = true
 		highest = max(highest, n)
 	}
-	if len(used) == highest && declared <= highest {
+	if len(used) == highest && declared <= highest || declared > maxParams {
 		return toks, nil
 	}
 	toDuck := make([]int, max(highest, declared))
@@ -65,7 +67,7 @@ func denseParams(toks []pgsql.Token, declared int) ([]pgsql.Token, []int) {
 	copy(out, toks)
 	for i, t := range out {
 		if t.Kind == pgsql.Param {
-			n, _ := strconv.Atoi(t.Text[1:])
+			n, _ := paramNumber(t)
 			out[i].Text = "$" + strconv.Itoa(toDuck[n-1])
 		}
 	}

@@ -65,7 +65,7 @@ func oidFamily(oid uint32) uint32 {
 	switch oid {
 	case oidInt2, oidInt4, oidInt8:
 		return oidInt8
-	case oidText, oidVarchar, oidName:
+	case oidText, oidVarchar, oidName, oidBpchar:
 		return oidText
 	}
 	return oid

@@ -202,3 +202,30 @@ func TestParametersNumberedAsTheClientDeclares(t *testing.T) {
 		t.Fatalf("the session after: %v", err)
 	}
 }
+
+// TestParameterNumbersPastABind: a $n no Bind can carry is DuckDB's to
+// refuse, not a table of that many parameters (a $10000000000 exhausted
+// the heap and ended the server: a review of denseParams), and a SQL
+// PREPARE's $n, its body's, are left as they are.
+func TestParameterNumbersPastABind(t *testing.T) {
+	s := startServer(t)
+	conn := s.connect(t)
+	ctx := ctxT(t)
+	for _, q := range []string{"SELECT $10000000000", "SELECT $9223372036854775807", "SELECT $1::int + $300000000"} {
+		_, _ = conn.PgConn().Prepare(ctx, "", q, nil) // DuckDB's answer, whatever it is
+		var one int
+		if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+			t.Fatalf("the session after %s: %v", q, err)
+		}
+	}
+	if _, err := conn.PgConn().Prepare(ctx, "", "PREPARE zq AS SELECT $1::int", []uint32{23, 23}); err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			t.Fatalf("PREPARE with declared types: %v", err)
+		}
+	}
+	var one int
+	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the session after: %v", err)
+	}
+}

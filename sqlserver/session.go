@@ -933,7 +933,12 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 		// DuckDB numbers its parameters 1..k and cannot bind a $2 without a
 		// $1: a statement whose $n are not those is numbered afresh for it
 		var duckOIDs []uint32
-		if lookedUp, p.toDuck = denseParams(lookedUp, len(oids)); p.toDuck != nil {
+		if _, prepares := preparesName(sig); !prepares {
+			// (a SQL PREPARE's $n are its body's, which DuckDB counts
+			// when EXECUTE binds them)
+			lookedUp, p.toDuck = denseParams(lookedUp, len(oids))
+		}
+		if p.toDuck != nil {
 			if duckOIDs, err = paramsForDuck(p.toDuck, oids); err != nil {
 				return nil, err
 			}
@@ -977,6 +982,11 @@ func (s *session) prepareAs(ctx context.Context, name string, st pgsql.Statement
 			return nil, err
 		}
 		err = p.describeDuck(duckOIDs, shape, typing)
+		if err == nil && p.toDuck != nil && len(p.paramOIDs) != slices.Max(p.toDuck) {
+			// DuckDB counts other parameters than the statement's $n:
+			// the two numberings cannot be matched (N1)
+			err = pgErrorf(codes.FeatureNotSupported, "DuckDB counts %d parameters in this statement, which uses %d of its $n", len(p.paramOIDs), slices.Max(p.toDuck))
+		}
 		if err == nil && p.toDuck != nil {
 			p.clientOIDs = make([]uint32, len(p.toDuck))
 			for i, d := range p.toDuck {

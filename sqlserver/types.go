@@ -37,6 +37,7 @@ const (
 	oidInt8Arr     = 1016
 	oidFloat4Arr   = 1021
 	oidFloat8Arr   = 1022
+	oidBpchar      = 1042 // character(n): a client may declare it (oidFamily); no column is one
 	oidVarchar     = 1043
 	oidDate        = 1082
 	oidTime        = 1083
