@@ -166,6 +166,7 @@ func (s *session) originsOnce(p *prepared) {
 	}
 	p.origins = true
 	s.annotateOrigins(context.Background(), p)
+	p.described = nil // the columns' origins are in the RowDescription
 }
 
 // annotateOrigins fills the table OID and attribute number of p's columns

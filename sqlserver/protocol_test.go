@@ -483,3 +483,57 @@ func TestBinaryArrayParameters(t *testing.T) {
 	got := rc.roundTrip(&pgproto3.Query{String: "SELECT 1"})
 	wantMessages(t, got, seq("RowDescription 1", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I"))
 }
+
+// TestPortalDescribedInItsFormats: a statement described at each
+// execution (libpq's PQexecPrepared) says each portal's result formats,
+// although the server encodes its RowDescription once while the formats
+// asked for stay the same (sendRowDescription).
+func TestPortalDescribedInItsFormats(t *testing.T) {
+	s := startServer(t)
+	rc := s.raw(t)
+	rc.fe.Send(&pgproto3.Parse{Name: "q", Query: "SELECT 41 + 1 AS n, 'x' AS s"})
+	for _, formats := range [][]int16{nil, nil, {1}, {1}, {0, 1}, nil} {
+		rc.fe.Send(&pgproto3.Bind{PreparedStatement: "q", ResultFormatCodes: formats})
+		rc.fe.Send(&pgproto3.Describe{ObjectType: 'P'})
+		rc.fe.Send(&pgproto3.Execute{})
+		rc.fe.Send(&pgproto3.Sync{})
+		if err := rc.fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		var described []int16
+		var n []byte
+		for done := false; !done; {
+			_ = rc.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			msg, err := rc.fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch m := msg.(type) {
+			case *pgproto3.RowDescription:
+				for _, f := range m.Fields {
+					described = append(described, f.Format)
+				}
+			case *pgproto3.DataRow:
+				n = slices.Clone(m.Values[0])
+			case *pgproto3.ErrorResponse:
+				t.Fatalf("formats %v: %s", formats, m.Message)
+			case *pgproto3.ReadyForQuery:
+				done = true
+			}
+		}
+		want := []int16{0, 0}
+		for i := range want {
+			if len(formats) == 1 {
+				want[i] = formats[0]
+			} else if i < len(formats) {
+				want[i] = formats[i]
+			}
+		}
+		if !slices.Equal(described, want) {
+			t.Errorf("formats %v: described as %v, want %v", formats, described, want)
+		}
+		if wantN := map[int16]string{0: "42", 1: "\x00\x00\x00\x2a"}[want[0]]; string(n) != wantN {
+			t.Errorf("formats %v: n sent as %q, want %q", formats, n, wantN)
+		}
+	}
+}
