@@ -236,6 +236,23 @@ func TestSessionParametersDriversSet(t *testing.T) {
 		if got := one("SELECT current_setting('extra_float_digits')"); got != "1" {
 			t.Errorf("extra_float_digits after DISCARD ALL = %q", got)
 		}
+		// and deallocates a SQL PREPARE, as DEALLOCATE ALL does (DuckDB
+		// reads "DEALLOCATE ALL" as the name ALL: both left every one),
+		// and a SET made after it shows
+		mustExec(t, conn, "PREPARE dq AS SELECT 41 + 1", "DISCARD ALL")
+		if _, err := conn.Exec(ctxT(t), "EXECUTE dq"); err == nil {
+			t.Error("EXECUTE of a statement DISCARD ALL deallocated ran")
+		}
+		mustExec(t, conn, "PREPARE dq AS SELECT 41 + 1", "PREPARE \"Dq2\" AS SELECT 1", "DEALLOCATE ALL")
+		for _, q := range []string{"EXECUTE dq", "EXECUTE \"Dq2\""} {
+			if _, err := conn.Exec(ctxT(t), q); err == nil {
+				t.Errorf("%s after DEALLOCATE ALL ran", q)
+			}
+		}
+		mustExec(t, conn, "DISCARD ALL", "SET application_name = 'after'")
+		if got := one("SELECT current_setting('application_name')"); got != "after" {
+			t.Errorf("application_name after DISCARD ALL and SET = %q", got)
+		}
 	})
 	t.Run("the session user is current_user and session_user", func(t *testing.T) {
 		if got := one("SELECT current_user || ',' || session_user || ',' || pg_catalog.pg_get_userbyid(10)"); got != "tester,tester,dhsi" {

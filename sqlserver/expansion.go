@@ -121,12 +121,19 @@ func asciiLower(s string) string {
 // epoch (sqlPrepare). Admins' are not checked, so not recorded.
 func (s *session) notePrepared(p *prepared, epoch uint64) {
 	// every statement without rows comes here: lex only a PREPARE
-	if s.principal.Role == access.Admin || len(p.class.toks) == 0 || !p.class.toks[0].Is("PREPARE") {
+	if len(p.class.toks) == 0 || !p.class.toks[0].Is("PREPARE") {
 		return
 	}
 	toks := pgsql.Significant(pgsql.Lex(p.duckSQL))
 	name, ok := preparesName(toks)
 	if !ok {
+		return
+	}
+	if s.duckPrepared == nil {
+		s.duckPrepared = map[string]bool{}
+	}
+	s.duckPrepared[name] = true // an admin's too: DISCARD ALL deallocates it
+	if s.principal.Role == access.Admin {
 		return
 	}
 	if s.sqlPrepared == nil {

@@ -106,7 +106,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 		if _, _, err := s.runSessionStatement(ctx, classified{kind: kindReset, param: "all"}); err != nil {
 			return "", nil, err
 		}
-		_, _ = s.duck.ExecContext(ctx, "DEALLOCATE ALL", nil)
+		s.deallocateAll(ctx)
 		s.forgetPrepared("")
 		return c.tag, nil, nil
 	case kindDeallocate:
@@ -119,7 +119,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 				p.closed = true
 				s.releaseStatement(p)
 			}
-			_, _ = s.duck.ExecContext(ctx, "DEALLOCATE ALL", nil)
+			s.deallocateAll(ctx)
 			s.forgetPrepared("")
 			return c.tag, nil, nil
 		}
@@ -132,6 +132,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 		if _, err := s.duck.ExecContext(ctx, "DEALLOCATE "+quoteIdent(c.param), nil); err != nil {
 			return "", nil, pgErrorf(codes.InvalidSQLStatementName, "prepared statement %q does not exist", c.param)
 		}
+		delete(s.duckPrepared, asciiLower(c.param))
 		s.forgetPrepared(c.param)
 		return c.tag, nil, nil
 	case kindNoop:
@@ -148,19 +149,33 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 // checkout) costs no DuckDB statement; DuckDB's own settings are read
 // again only after one of them may have changed (duckSettingsVariable).
 func (s *session) syncVariables(ctx context.Context) error {
+	if s.duckSettingsSynced && s.syncedVariables != "" && s.syncedChanges == s.settings.changes {
+		return nil // nothing changed since they were rendered (s.user does not change)
+	}
+	changes := s.settings.changes
 	q := s.settings.duckVariables(s.user, clientSchemas(s.settings.searchPathSchemas()))
 	duckSettings := duckSettingsVariable(s.principal.Role == access.Admin)
 	if !s.duckSettingsSynced {
 		q += "; " + duckSettings
 	} else if q == s.syncedVariables {
+		s.syncedChanges = changes
 		return nil
 	}
 	if _, err := s.duck.ExecContext(ctx, q, nil); err != nil {
 		s.syncedVariables = ""
 		return fmt.Errorf("mirror session settings: %w", err)
 	}
-	s.syncedVariables, s.duckSettingsSynced = strings.TrimSuffix(q, "; "+duckSettings), true
+	s.syncedVariables, s.duckSettingsSynced, s.syncedChanges = strings.TrimSuffix(q, "; "+duckSettings), true, changes
 	return nil
+}
+
+// deallocateAll deallocates the session's SQL PREPAREs in DuckDB, one by
+// one (session.duckPrepared).
+func (s *session) deallocateAll(ctx context.Context) {
+	for name := range s.duckPrepared {
+		_, _ = s.duck.ExecContext(ctx, "DEALLOCATE "+quoteIdent(name), nil)
+	}
+	clear(s.duckPrepared)
 }
 
 // endTransaction forgets what SET TRANSACTION chose for the transaction

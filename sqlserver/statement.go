@@ -108,7 +108,7 @@ func classify(st pgsql.Statement) classified {
 		case "session authorization":
 			c.param = "session_authorization"
 		}
-		if !newSettings("", true).known(c.param) && c.param != "all" {
+		if !knownSetting(c.param) && c.param != "all" {
 			c.kind = kindDuck // DuckDB's SHOW TABLES, SHOW <table>, ...
 		}
 	case "DISCARD":
