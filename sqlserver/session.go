@@ -339,6 +339,9 @@ type sessionReader struct {
 	sess *session        // nil during start-up, which writes through the backend
 	raw  syscall.RawConn // conn's file descriptor for spinRead, once asked for
 	spun bool            // spinRead's last call got as far as spinning (F3 may follow)
+	// reads counts the reads of the socket since the session began: a
+	// message that took one starts what the client sent at once (F4)
+	reads uint64
 	// broken: breakRead set a passed deadline that F3 must not replace
 	broken atomic.Bool
 }
@@ -353,6 +356,7 @@ func (r *sessionReader) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+	r.reads++
 	if n, done, err := r.fairRead(s.srv.busy, p); done { // F2, F3 (fairness.go)
 		return n, err
 	}
@@ -390,6 +394,7 @@ func (s *session) serve(ctx context.Context) error {
 	// atBoundary: the client awaits nothing (ReadyForQuery was sent), so a
 	// shutdown may end the session here without cutting an answer short
 	atBoundary := true
+	var reads uint64 // s.reader.reads before the last message (F4)
 	for {
 		if atBoundary && s.srv.isDraining() {
 			return s.goodbye()
@@ -427,9 +432,12 @@ func (s *session) serve(ctx context.Context) error {
 		s.srv.busy.enter()
 		working = true
 		s.srv.busy.touch(&s.busyEpoch)
-		s.queueTurn() // F4
 		_, isQuery := msg.(*pgproto3.Query)
 		_, isSync := msg.(*pgproto3.Sync)
+		if s.reader.reads != reads || isSync {
+			s.queueTurn() // F4: what the client sent at once begins, or its answer goes
+		}
+		reads = s.reader.reads
 		atBoundary = isQuery || isSync
 		switch m := msg.(type) {
 		case *pgproto3.Query:
