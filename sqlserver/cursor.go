@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,7 +118,10 @@ func (s *session) prepareFetch(p *prepared) error {
 		return pgErrorf(codes.InvalidCursorName, "cursor %q does not exist", p.class.param)
 	}
 	if !p.class.move && cur.stmt.returnsRows {
-		p.returnsRows, p.cols, p.formats = true, cur.stmt.cols, cur.formats
+		// a copy: the query's columns get their origins in place at its
+		// first Describe, which drops only the query's RowDescription
+		// (sendRowDescription)
+		p.returnsRows, p.cols, p.formats = true, slices.Clone(cur.stmt.cols), cur.formats
 	}
 	return nil
 }

@@ -50,9 +50,13 @@ package sqlserver
 //
 //	F4. A session yields (queueTurn) before it handles the first message
 //	    of what its client sent at once (the messages one read of the
-//	    socket brought: Parse, Bind, Describe, Execute of a pipeline) and
-//	    before each Sync, so a statement starts, and its answer is sent,
-//	    behind the sessions already waiting for a thread. Yielding before
+//	    socket brought: Parse, Bind, Describe, Execute of a pipeline),
+//	    before each Sync, and before an Execute that follows another
+//	    without a turn between (a batch of Bind, Execute pairs under one
+//	    Sync: pgx's SendBatch, JDBC's executeBatch, libpq's pipeline
+//	    mode, ~100-200 statements to an 8 KB read), so a statement
+//	    starts, and its answer is sent, behind the sessions already
+//	    waiting for a thread. Yielding before
 //	    every message, as it did until stop 44, gave each statement of the
 //	    extended protocol four or five turns, in each of which the
 //	    spinning sessions (F2) read their sockets for nothing: pgbench -M

@@ -394,7 +394,8 @@ func (s *session) serve(ctx context.Context) error {
 	// atBoundary: the client awaits nothing (ReadyForQuery was sent), so a
 	// shutdown may end the session here without cutting an answer short
 	atBoundary := true
-	var reads uint64 // s.reader.reads before the last message (F4)
+	var reads uint64  // s.reader.reads before the last message (F4)
+	executed := false // an Execute ran since the session's last turn (F4)
 	for {
 		if atBoundary && s.srv.isDraining() {
 			return s.goodbye()
@@ -434,10 +435,15 @@ func (s *session) serve(ctx context.Context) error {
 		s.srv.busy.touch(&s.busyEpoch)
 		_, isQuery := msg.(*pgproto3.Query)
 		_, isSync := msg.(*pgproto3.Sync)
-		if s.reader.reads != reads || isSync {
-			s.queueTurn() // F4: what the client sent at once begins, or its answer goes
+		_, isExecute := msg.(*pgproto3.Execute)
+		if s.reader.reads != reads || isSync || isExecute && executed {
+			// F4: what the client sent at once begins, its answer goes, or
+			// the next statement of a pipeline without Syncs starts
+			s.queueTurn()
+			executed = false
 		}
 		reads = s.reader.reads
+		executed = executed || isExecute
 		atBoundary = isQuery || isSync
 		switch m := msg.(type) {
 		case *pgproto3.Query:
@@ -485,6 +491,7 @@ func (s *session) serve(ctx context.Context) error {
 				return err
 			}
 			s.yieldTurn() // F1 (fairness.go)
+			executed = false
 		}
 	}
 }

@@ -239,9 +239,6 @@ func (s *settings) shared(name string) (string, bool) {
 	return v, ok
 }
 
-// newSettings are a new session's settings; is_superuser says whether the
-// user is an admin, as PostgreSQL's says whether the role is a superuser
-// (drivers and BI tools read it to offer admin actions).
 // gucs is gucTable, built once: the table is read only (every
 // session's settings share it), and building it for each SHOW's
 // classification cost SHOW a sixth of its CPU (pprof, stop 44).
@@ -254,6 +251,9 @@ func knownSetting(name string) bool {
 	return ok
 }
 
+// newSettings are a new session's settings; is_superuser says whether the
+// user is an admin, as PostgreSQL's says whether the role is a superuser
+// (drivers and BI tools read it to offer admin actions).
 func newSettings(user string, superuser bool) *settings {
 	s := &settings{table: gucs(), values: make(map[string]string, len(gucs())+1)}
 	for name, g := range s.table {
