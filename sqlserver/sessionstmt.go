@@ -71,7 +71,7 @@ func (s *session) runSessionStatement(ctx context.Context, c classified) (string
 		return "SET", nil, s.syncVariables(ctx)
 	case kindReset:
 		if strings.EqualFold(c.param, "all") {
-			for name, g := range s.settings.table {
+			for name, g := range gucs() {
 				if !g.readOnly && s.settings.values[name] != g.def {
 					if err := s.resetParam(ctx, name); err != nil {
 						return "", nil, err

@@ -200,7 +200,6 @@ func displayName(name string) string {
 // with a write (a SET beside pg_stat_activity did, in a review of stop
 // 36).
 type settings struct {
-	table  map[string]guc
 	mu     sync.RWMutex
 	values map[string]string
 	// changes counts the puts and removes that changed values (the
@@ -240,7 +239,7 @@ func (s *settings) shared(name string) (string, bool) {
 }
 
 // gucs is gucTable, built once: the table is read only (every
-// session's settings share it), and building it for each SHOW's
+// session's settings read it), and building it for each SHOW's
 // classification cost SHOW a sixth of its CPU (pprof, stop 44).
 var gucs = sync.OnceValue(gucTable)
 
@@ -255,8 +254,8 @@ func knownSetting(name string) bool {
 // user is an admin, as PostgreSQL's says whether the role is a superuser
 // (drivers and BI tools read it to offer admin actions).
 func newSettings(user string, superuser bool) *settings {
-	s := &settings{table: gucs(), values: make(map[string]string, len(gucs())+1)}
-	for name, g := range s.table {
+	s := &settings{values: make(map[string]string, len(gucs())+1)}
+	for name, g := range gucs() {
 		s.values[name] = g.def
 	}
 	s.values["session_authorization"] = user
@@ -267,15 +266,14 @@ func newSettings(user string, superuser bool) *settings {
 }
 
 func (s *settings) known(name string) bool {
-	_, ok := s.table[strings.ToLower(name)]
-	return ok
+	return knownSetting(strings.ToLower(name))
 }
 
 // set validates and stores a value; it reports whether clients must be told
 // (ParameterStatus).
 func (s *settings) set(name, value string) (canonical string, report bool, err error) {
 	name = strings.ToLower(name)
-	g, ok := s.table[name]
+	g, ok := gucs()[name]
 	if !ok {
 		if strings.Contains(name, ".") { // custom placeholder parameter
 			s.put(name, value)
@@ -297,7 +295,7 @@ func (s *settings) set(name, value string) (canonical string, report bool, err e
 
 func (s *settings) reset(name string) (string, bool, error) {
 	name = strings.ToLower(name)
-	g, ok := s.table[name]
+	g, ok := gucs()[name]
 	if !ok {
 		if _, custom := s.values[name]; custom {
 			s.remove(name)
@@ -321,7 +319,7 @@ func (s *settings) get(name string) (string, bool) {
 func (s *settings) shown(name string) string {
 	name = strings.ToLower(name)
 	v := s.values[name]
-	if g, ok := s.table[name]; ok && g.show != nil {
+	if g, ok := gucs()[name]; ok && g.show != nil {
 		return g.show(v)
 	}
 	return v
@@ -330,7 +328,7 @@ func (s *settings) shown(name string) string {
 // reported lists the GUC_REPORT parameters in a stable order.
 func (s *settings) reported() [][2]string {
 	var out [][2]string
-	for name, g := range s.table {
+	for name, g := range gucs() {
 		if g.report {
 			out = append(out, [2]string{displayName(name), s.values[name]})
 		}
